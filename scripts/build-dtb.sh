@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# build-dtb.sh BOARD KERNEL: base device tree (dumped from QEMU, or the
+# kernel's dtb for the board) + the board's overlays from dts/ -> board.dtb
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+load_board "$1" "$2"
+tag="dtb $BOARD $KERNEL"
+need dtc device-tree-compiler
+need fdtoverlay device-tree-compiler
+log=$OUT/dtb.log
+: >"$log"
+export LG_OUT=$OUT LG_IMAGES=$BUILD/images
+
+if [ "$BASE_DTB" = qemu ]; then
+	run_logged "$tag" "$log" "$VENV/bin/python" "$TOP/scripts/qemu.py" dumpdtb \
+		"$TOP/tests/env/$BOARD.yaml" "$OUT/base.dtb"
+else
+	dtb_var=BASE_DTB_${KERNEL^^}
+	src=$KOUT/arch/$BOARD_ARCH/boot/dts/${!dtb_var}
+	[ -e "$src" ] || die "[$tag] $src missing: run 'make kernel BOARD=$BOARD KERNEL=$KERNEL'"
+	cp "$src" "$OUT/base.dtb"
+fi
+
+dtbos=()
+for o in $OVERLAYS; do
+	# an overlay may exist in a per-kernel variant (node paths differ)
+	f=$TOP/dts/$o.dtso
+	[ -e "$TOP/dts/$o-$KERNEL.dtso" ] && f=$TOP/dts/$o-$KERNEL.dtso
+	[ -e "$f" ] || die "[$tag] overlay $o not found in dts/"
+	run_logged "$tag" "$log" dtc -@ -I dts -O dtb -o "$OUT/$o.dtbo" "$f"
+	dtbos+=("$OUT/$o.dtbo")
+done
+run_logged "$tag" "$log" fdtoverlay -i "$OUT/base.dtb" -o "$OUT/board.dtb" "${dtbos[@]}"
+stage "$tag" "$OUT/board.dtb (base: $BASE_DTB, overlays: ${OVERLAYS:-none})"

@@ -1,0 +1,84 @@
+# Shared helpers for the nvmem-lab build scripts (sourced, not executed).
+# shellcheck shell=bash
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+VENV=$BUILD/venv
+
+die() { echo "error: $*" >&2; exit 1; }
+
+# stage TAG MESSAGE: one short progress line
+stage() { printf '[%s] %s\n' "$1" "$2"; }
+
+# run_logged TAG LOG CMD...: run CMD with all output in LOG; on failure show
+# the relevant tail (error lines first) and fail.
+run_logged() {
+	local tag=$1 log=$2
+	shift 2
+	mkdir -p "$(dirname "$log")"
+	if ! "$@" >>"$log" 2>&1; then
+		echo "[$tag] FAILED: $*" >&2
+		echo "---- error lines of $log ----" >&2
+		grep -nE '(error|Error|ERROR|\*\*\*)' "$log" | tail -n 15 >&2 || true
+		echo "---- last lines of $log ----" >&2
+		tail -n 25 "$log" >&2
+		exit 1
+	fi
+}
+
+elapsed() {
+	local s=$(($(date +%s) - $1))
+	printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+check_board() {
+	local b=$1
+	[ -n "$b" ] && [ -f "$TOP/qemu-boards/$b/board.conf" ] && return 0
+	die "unknown board '$b'; choose one of: $(cd "$TOP/qemu-boards" && ls -d */ | tr -d / | tr '\n' ' ')"
+}
+
+check_kernel() {
+	case "$1" in
+	ours | ref) ;;
+	*) die "unknown KERNEL '$1'; choose one of: ours ref" ;;
+	esac
+}
+
+# need CMD PACKAGE: fail with the package to install
+need() {
+	command -v "$1" >/dev/null 2>&1 || die "'$1' not found: run 'make setup' (or apt-get install $2)"
+}
+
+# load_board BOARD KERNEL: sets BOARD, KERNEL, OUT and the board variables
+load_board() {
+	check_board "$1"
+	check_kernel "$2"
+	BOARD=$1 KERNEL=$2
+	BOARD_DIR=$TOP/qemu-boards/$BOARD
+	# shellcheck source=/dev/null
+	. "$BOARD_DIR/board.conf"
+	OUT=$BUILD/$BOARD/$KERNEL
+	KOUT=$OUT/kernel
+	if [ "$KERNEL" = ours ]; then
+		SRC=$BUILD/src/linux-6.1
+		KMAKE_TC=$TOOLCHAIN_OURS
+	else
+		SRC=$BUILD/src/linux-6.12
+		KMAKE_TC=$TOOLCHAIN_REF
+	fi
+	mkdir -p "$OUT"
+}
+
+# kmake ARGS...: make in the board's kernel tree with its toolchain and ccache
+kmake() {
+	local tc=() cc
+	if [ "$KMAKE_TC" = llvm ]; then
+		tc=(LLVM=1 CC="ccache clang" HOSTCC="ccache clang")
+	else
+		cc=${KMAKE_TC#gcc:}
+		tc=(CROSS_COMPILE="$cc" CC="ccache ${cc}gcc" HOSTCC="ccache gcc")
+	fi
+	make -C "$SRC" O="$KOUT" ARCH="$BOARD_ARCH" "${tc[@]}" \
+		RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc BINDGEN=/usr/bin/bindgen \
+		-j"$(nproc)" "$@"
+}
