@@ -5,8 +5,11 @@
 #   fetch-deb.sh SUITE ARCH PACKAGE OUTDIR   -> prints the path of the .deb
 set -euo pipefail
 suite=$1 arch=$2 pkg=$3 out=$4
+# architecture-independent packages come through the host's architecture
+list_arch=$arch
+[ "$arch" = all ] && list_arch=$(dpkg --print-architecture)
 top=$(cd "$(dirname "$0")/.." && pwd)
-state="$top/build/apt/$suite-$arch"
+state="$top/build/apt/$suite-$list_arch"
 
 mirror_uri() {
 	local f u
@@ -29,12 +32,12 @@ uri=$(mirror_uri)
 [ -n "$uri" ] || { echo "fetch-deb: no Debian mirror configured in /etc/apt" >&2; exit 1; }
 mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$out"
 : > "$state/status"
-echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" \
+echo "deb [arch=$list_arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" \
 	> "$state/sources.list"
 apt_opts=(-o "Dir::State=$state" -o "Dir::State::Lists=$state/lists"
 	-o "Dir::State::status=$state/status" -o "Dir::Cache=$state/cache"
 	-o "Dir::Etc::SourceList=$state/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
-	-o "APT::Architectures::=$arch" -o "Debug::NoLocking=1" -q)
+	-o "APT::Architectures::=$list_arch" -o "Debug::NoLocking=1" -q)
 stamp="$state/updated"
 if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +1440)" ]; then
 	apt-get "${apt_opts[@]}" update >"$state/update.log" 2>&1 ||

@@ -1,0 +1,47 @@
+# nvmem-lab: thin entry points; the work is in scripts/.
+#   make run                    build and boot the default board, print its nvmem devices and cells
+#   make test [KERNEL=ours|ref] every test (both boards on our 6.1, riscv64-virt on the 6.12 reference)
+#   make boot BOARD=…           interactive shell on the board's console (Ctrl-A X leaves)
+#   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
+BOARD  ?= riscv64-virt
+KERNEL ?= ours
+BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
+S := scripts
+
+.PHONY: help setup images kernel dtb initramfs board boot run test series clean
+help:
+	@sed -n 's/^#   //p' Makefile
+	@echo "boards: $(BOARDS)"
+
+setup:
+	@$(S)/setup.sh
+
+images: setup
+	@$(S)/build-images.sh
+
+kernel: setup
+	@$(S)/build-kernel.sh $(BOARD) $(KERNEL)
+
+initramfs: kernel
+	@$(S)/build-initramfs.sh $(BOARD) $(KERNEL)
+
+dtb: kernel images
+	@$(S)/build-dtb.sh $(BOARD) $(KERNEL)
+
+board: setup
+	@$(S)/build-board.sh $(BOARD) $(KERNEL)
+
+boot: board
+	@$(S)/boot.sh boot $(BOARD) $(KERNEL)
+
+run: board
+	@$(S)/boot.sh run $(BOARD) $(KERNEL) nvmem-list
+
+test: setup
+	@$(S)/test.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),all)
+
+series: setup
+	@$(S)/export-series.sh
+
+clean:
+	rm -rf build

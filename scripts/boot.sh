@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# boot.sh boot|run BOARD KERNEL [PAYLOAD…]: start the board from its labgrid
+# environment. boot: interactive shell (Ctrl-A X leaves QEMU). run: runs the
+# payloads, prints their results, powers off; fails if a payload failed or
+# the console shows a kernel splat.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+mode=$1
+load_board "$2" "$3"
+shift 3
+export LG_OUT=$OUT LG_IMAGES=$BUILD/images
+envf=$TOP/tests/env/$BOARD.yaml
+if [ "$mode" = boot ]; then
+	stage "boot $BOARD $KERNEL" "$("$VENV/bin/python" "$TOP/scripts/qemu.py" cmd "$envf")"
+	exec "$VENV/bin/python" "$TOP/scripts/qemu.py" boot "$envf"
+fi
+log=$OUT/console-run.log
+payloads=$(IFS=,; echo "$*")
+stage "run $BOARD $KERNEL" "booting, payloads: $payloads (console log: $log)"
+t0=$(date +%s)
+timeout 600 "$VENV/bin/python" "$TOP/scripts/qemu.py" run "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
+	{ tail -n 30 "$log"; die "QEMU failed or timed out (log: $log)"; }
+sed -n '/^=== NVLAB-BEGIN/,/^=== NVLAB-END/p' "$log" | tr -d '\r'
+stage "run $BOARD $KERNEL" "done in $(elapsed "$t0")"
+if grep -nE "$(cat "$TOP/tests/splat-patterns.txt" | grep -v '^#' | paste -sd'|')" "$log"; then
+	die "kernel splat on the console (log: $log)"
+fi
+grep -q '^=== NVLAB-END .* rc=0 ===' "$log" || die "no payload finished (log: $log)"
+if grep -E '^=== NVLAB-END .* rc=[1-9]' "$log"; then die "payload failed (log: $log)"; fi

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# setup.sh: everything nvmem-lab needs on a Debian 12 machine, idempotently:
+# Debian packages, the reference kernel source (linux-source-6.12, from the
+# next Debian release through a private apt state), the Python venv
+# (labgrid, pytest, dtschema) and the static busybox binaries.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PKGS=(
+	linux-source-6.1 build-essential bc bison flex libssl-dev libelf-dev cpio kmod rsync
+	ccache clang lld llvm rustc rust-src bindgen
+	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+	qemu-system-misc qemu-system-arm opensbi
+	device-tree-compiler u-boot-tools libubootenv-tool
+	python3-venv
+)
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	stage setup "installing ${#missing[@]} Debian package(s): ${missing[*]}"
+	extra=()
+	# A newer qemu-utils (backports) breaks the release's qemu-system-*:
+	# take the release's one with them.
+	v=$(dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null || true)
+	if [ -n "$v" ] && dpkg --compare-versions "$v" ge 1:8; then
+		extra=(--allow-downgrades "qemu-utils/$codename")
+	fi
+	$SUDO apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${extra[@]}" "${missing[@]}" \
+		>"$BUILD/setup-apt.log" 2>&1 || { tail -n 20 "$BUILD/setup-apt.log" >&2; die "apt-get install failed (log: $BUILD/setup-apt.log)"; }
+fi
+
+if [ ! -e /usr/src/linux-source-6.12.tar.xz ]; then
+	stage setup "fetching linux-source-6.12 (reference tree) from trixie"
+	deb=$("$TOP/scripts/fetch-deb.sh" trixie all linux-source-6.12 "$BUILD/debs")
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$deb" >"$BUILD/setup-apt.log" 2>&1 ||
+		{ tail -n 20 "$BUILD/setup-apt.log" >&2; die "installing $deb failed"; }
+fi
+
+if [ ! -x "$VENV/bin/pytest" ] || [ "$TOP/tests/requirements.txt" -nt "$VENV/.nvlab-stamp" ]; then
+	stage setup "Python venv with labgrid, pytest, dtschema ($VENV)"
+	python3 -m venv "$VENV"
+	"$VENV/bin/pip" install -q -r "$TOP/tests/requirements.txt" >"$BUILD/setup-pip.log" 2>&1 ||
+		{ tail -n 20 "$BUILD/setup-pip.log" >&2; die "pip install failed"; }
+	touch "$VENV/.nvlab-stamp"
+fi
+
+if [ -f "$TOP/Cargo.toml" ]; then
+	stage setup "cargo build of the host tools"
+	(cd "$TOP" && cargo build -q --release)
+fi
+stage setup "ready"

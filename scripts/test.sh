@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# test.sh [all|ours|ref]: host checks, then build and boot-test every board
+# of the matrix with pytest + labgrid.
+#   ours: every board on our patched 6.1; ref: riscv64-virt on the 6.12
+#   reference (tests marked "patched" are skipped there); all: both.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+which=${1:-all}
+case "$which" in
+ours) matrix="riscv64-virt:ours ast2600-evb:ours" ;;
+ref) matrix="riscv64-virt:ref" ;;
+all) matrix="riscv64-virt:ours ast2600-evb:ours riscv64-virt:ref" ;;
+*) die "unknown KERNEL '$which'; choose one of: ours ref (or nothing for both)" ;;
+esac
+t_all=$(date +%s)
+failed=()
+
+stage test "host checks"
+if [ -f "$TOP/Cargo.toml" ]; then
+	(cd "$TOP" && cargo fmt --check && cargo clippy -q --all-targets -- -D warnings && cargo test -q) ||
+		failed+=("host: cargo")
+fi
+for s in "$TOP"/scripts/*.sh "$TOP"/guest/init "$TOP"/guest/payloads/*; do
+	bash -n "$s" || failed+=("host: syntax of $s")
+done
+
+for entry in $matrix; do
+	b=${entry%%:*} k=${entry#*:}
+	"$TOP/scripts/build-board.sh" "$b" "$k"
+	out=$BUILD/$b/$k
+	logdir=$out/test-logs
+	rm -rf "$logdir" && mkdir -p "$logdir"
+	stage "test $b $k" "booting and testing (console: $logdir/console_main)"
+	t0=$(date +%s)
+	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k \
+		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests" \
+		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
+		--junitxml "$logdir/junit.xml" -q 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+		stage "test $b $k" "passed in $(elapsed "$t0")"
+	else
+		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"
+		failed+=("$b:$k")
+	fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+	stage test "FAILED: ${failed[*]} (total $(elapsed "$t_all"))"
+	exit 1
+fi
+stage test "all passed: $matrix (total $(elapsed "$t_all"))"

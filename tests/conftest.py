@@ -1,0 +1,59 @@
+import os
+from pathlib import Path
+
+import pytest
+from labgrid.driver import ShellDriver
+
+import lab
+
+
+def pytest_addoption(parser):
+    parser.addoption("--nvlab-kernel", default=os.environ.get("NVLAB_KERNEL", "ours"),
+                     help="kernel under test: ours (patched 6.1) or ref (6.12)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "patched: needs the nvmem-lab 6.1 patch series")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--nvlab-kernel") != "ref":
+        return
+    skip = pytest.mark.skip(reason="needs our patch series, not in the reference kernel")
+    for item in items:
+        if "patched" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_generate_tests(metafunc):
+    if "attachment" in metafunc.fixturenames:
+        env = metafunc.config.option.lg_env
+        found = lab.attachments(env) if env else []
+        metafunc.parametrize("attachment", found, ids=[a.id for a in found])
+    if "flash" in metafunc.fixturenames:
+        env = metafunc.config.option.lg_env
+        found = [a for a in (lab.attachments(env) if env else []) if a.kind == "mtd"]
+        metafunc.parametrize("flash", found, ids=[a.id for a in found])
+
+
+@pytest.fixture(scope="session")
+def kernel_under_test(pytestconfig):
+    return pytestconfig.getoption("--nvlab-kernel")
+
+
+@pytest.fixture(scope="session")
+def shell(strategy, target, pytestconfig):
+    """A shell on the booted board. At the end of the session the kernel log
+    and the console log must be free of splats."""
+    strategy.transition("shell")
+    sh = target.get_driver(ShellDriver)
+    yield sh
+    patterns = lab.splat_patterns()
+    dmesg = sh.run_check("dmesg", timeout=120)
+    bad = [line for line in dmesg if patterns.search(line)]
+    logdir = pytestconfig.option.lg_log
+    if logdir:
+        for f in Path(logdir).glob("console_*"):
+            bad += [line for line in f.read_text(errors="replace").splitlines()
+                    if patterns.search(line)]
+    assert not bad, "kernel splat on the console:\n" + "\n".join(bad[:40])

@@ -1,0 +1,85 @@
+"""Helpers shared by the boot tests: what QEMU attaches to a board, and how
+to find it again inside the guest."""
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from labgrid import Environment
+
+TOP = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Attachment:
+    kind: str  # rmem | at24 | mtd
+    file: Path
+    where: str  # rmem: address (hex), at24: "<bus>-<addr>", mtd: "if=mtd index"
+
+    @property
+    def id(self):
+        return f"{self.kind}:{self.where}:{self.file.name}"
+
+
+def _opts(s):
+    """'a=b,c=d' -> dict (first element without '=' under key '')."""
+    out = {}
+    for part in s.split(","):
+        k, sep, v = part.partition("=")
+        if sep:
+            out[k] = v
+        else:
+            out[""] = k
+    return out
+
+
+def qemu_driver_config(env_path):
+    data = Environment(str(env_path)).config.data
+    drivers = data["targets"]["main"]["drivers"]
+    if isinstance(drivers, list):
+        for d in drivers:
+            if "QEMUDriver" in d:
+                return d["QEMUDriver"]
+    return drivers.get("QEMUDriver")
+
+
+def attachments(env_path):
+    """The images a QEMU board environment attaches, from its extra_args."""
+    cfg = qemu_driver_config(env_path)
+    if not cfg:
+        return []
+    args = shlex.split(cfg.get("extra_args", ""))
+    pairs = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("-")]
+    drives = {}
+    found = []
+    mtd_index = 0
+    for opt, val in pairs:
+        if opt != "-drive":
+            continue
+        o = _opts(val)
+        if o.get("if") == "mtd":
+            found.append(Attachment("mtd", Path(o["file"]), f"mtd{mtd_index}"))
+            mtd_index += 1
+        elif "id" in o:
+            drives[o["id"]] = Path(o["file"])
+    for opt, val in pairs:
+        if opt != "-device":
+            continue
+        o = _opts(val)
+        if o[""] == "loader" and "file" in o:
+            found.append(Attachment("rmem", Path(o["file"]), f"{int(o['addr'], 0):x}"))
+        elif o[""] == "at24c-eeprom":
+            bus = int(re.search(r"(\d+)$", o["bus"]).group(1))
+            addr = int(o["address"], 0)
+            found.append(Attachment("at24", drives[o["drive"]], f"{bus}-{addr:04x}"))
+    return found
+
+
+def sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def splat_patterns():
+    lines = (TOP / "tests" / "splat-patterns.txt").read_text().splitlines()
+    return re.compile("|".join(line for line in lines if line and not line.startswith("#")))
