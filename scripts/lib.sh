@@ -78,6 +78,8 @@ kmake() {
 		cc=${KMAKE_TC#gcc:}
 		tc=(CROSS_COMPILE="$cc" CC="ccache ${cc}gcc" HOSTCC="ccache gcc")
 	fi
+	# relative paths in ccache's keys: hits across clones in other places
+	CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true \
 	make -C "$SRC" O="$KOUT" ARCH="$BOARD_ARCH" "${tc[@]}" \
 		RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc BINDGEN=/usr/bin/bindgen \
 		-j"$(nproc)" "$@"

@@ -20,6 +20,7 @@ if [ -f "$TOP/Cargo.toml" ]; then
 	(cd "$TOP" && cargo fmt --check && cargo clippy -q --all-targets -- -D warnings && cargo test -q) ||
 		failed+=("host: cargo")
 fi
+"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" -q "$TOP/tests/host" || failed+=("host: pytest tests/host")
 for s in "$TOP"/scripts/*.sh "$TOP"/guest/init "$TOP"/guest/payloads/*; do
 	bash -n "$s" || failed+=("host: syntax of $s")
 done
@@ -33,10 +34,10 @@ for entry in $matrix; do
 	stage "test $b $k" "booting and testing (console: $logdir/console_main)"
 	t0=$(date +%s)
 	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k \
-		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests" \
+		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests/boot" \
 		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
 		--junitxml "$logdir/junit.xml" -q 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-		stage "test $b $k" "passed in $(elapsed "$t0")"
+		stage "test $b $k" "passed in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s"
 	else
 		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"
 		failed+=("$b:$k")

@@ -1,4 +1,5 @@
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -45,13 +46,18 @@ def kernel_under_test(pytestconfig):
 def shell(strategy, target, pytestconfig):
     """A shell on the booted board. At the end of the session the kernel log
     and the console log must be free of splats."""
+    t0 = time.monotonic()
     strategy.transition("shell")
     sh = target.get_driver(ShellDriver)
+    boot_s = time.monotonic() - t0
+    print(f"\nnvlab: boot to shell in {boot_s:.1f} s")
+    logdir = pytestconfig.option.lg_log
+    if logdir:
+        (Path(logdir) / "boot-to-shell.txt").write_text(f"{boot_s:.1f}\n")
     yield sh
     patterns = lab.splat_patterns()
     dmesg = sh.run_check("dmesg", timeout=120)
     bad = [line for line in dmesg if patterns.search(line)]
-    logdir = pytestconfig.option.lg_log
     if logdir:
         for f in Path(logdir).glob("console_*"):
             bad += [line for line in f.read_text(errors="replace").splitlines()

@@ -15,11 +15,11 @@ TOP = Path(__file__).resolve().parent.parent
 class Attachment:
     kind: str  # rmem | at24 | mtd
     file: Path
-    where: str  # rmem: address (hex), at24: "<bus>-<addr>", mtd: "if=mtd index"
+    where: str  # rmem: address (hex), at24: "<bus>-<addr>", mtd: sysfs device
 
     @property
     def id(self):
-        return f"{self.kind}:{self.where}:{self.file.name}"
+        return f"{self.kind}:{self.where.rsplit('/', 1)[-1]}:{self.file.name}"
 
 
 def _opts(s):
@@ -45,7 +45,12 @@ def qemu_driver_config(env_path):
 
 
 def attachments(env_path):
-    """The images a QEMU board environment attaches, from its extra_args."""
+    """The images a QEMU board environment attaches, from its extra_args.
+    For flash, `where` is the guest sysfs device of the chip, from the
+    target option mtd_devices (QEMU's if=mtd index -> controller is board
+    specific)."""
+    config = Environment(str(env_path)).config
+    mtd_devices = config.get_target_option("main", "mtd_devices", []) or []
     cfg = qemu_driver_config(env_path)
     if not cfg:
         return []
@@ -59,7 +64,9 @@ def attachments(env_path):
             continue
         o = _opts(val)
         if o.get("if") == "mtd":
-            found.append(Attachment("mtd", Path(o["file"]), f"mtd{mtd_index}"))
+            if mtd_index >= len(mtd_devices):
+                raise ValueError(f"{env_path}: no mtd_devices option for if=mtd drive {mtd_index}")
+            found.append(Attachment("mtd", Path(o["file"]), mtd_devices[mtd_index]))
             mtd_index += 1
         elif "id" in o:
             drives[o["id"]] = Path(o["file"])

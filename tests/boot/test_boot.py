@@ -1,6 +1,5 @@
 """The board boots, and every image QEMU attaches is an nvmem device whose
 raw content equals the host file."""
-import os
 import re
 
 import lab
@@ -48,13 +47,11 @@ def find_device(shell, attachment):
         hits = [n for n, (real, _) in devs.items()
                 if f"/i2c-{bus}/{bus}-{addr}/" in real + "/"]
     else:
-        # the whole flash chip: the MTD master (CONFIG_MTD_PARTITIONED_MASTER)
+        # the whole flash chip: the MTD master (CONFIG_MTD_PARTITIONED_MASTER),
+        # an mtd device of the chip's SPI device without an "offset" attribute
         hits = [n for n, (real, _) in devs.items()
-                if n.startswith("mtd") and shell.run(f"test -e /sys/class/mtd/{n}/offset && "
-                                                     f"test $(cat /sys/class/mtd/{n}/offset) = 0 && "
-                                                     f"test $(cat /sys/class/mtd/{n}/size) = "
-                                                     f"{os.path.getsize(attachment.file)} && "
-                                                     f"test ! -e /sys/class/mtd/{n}/device/mtd")[2] == 0]
+                if re.search(f"/{re.escape(attachment.where)}/mtd/mtd\\d+(/|$)", real)
+                and shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] != 0]
     assert len(hits) == 1, f"{attachment.id}: expected one nvmem device, found {hits} among {sorted(devs)}"
     return hits[0]
 
