@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # build-images.sh: every description in eeprom-images/*.toml -> build/images/
+# with the nvmem-image tool (U-Boot environments through mkenvimage).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
+need cargo "rustup's cargo"
+(cd "$TOP" && cargo build -q --release -p nvmem-image)
+tool=$TOP/target/release/nvmem-image
 mkdir -p "$BUILD/images"
 n=0
 for d in "$TOP"/eeprom-images/*.toml; do
 	out=$BUILD/images/$(basename "$d" .toml).bin
 	# flash images include other descriptions: rebuild when any changed
-	if [ -e "$out" ] && [ -z "$(find "$TOP/eeprom-images" "$TOP/scripts/build-image.py" -newer "$out" -type f)" ]; then
+	if [ -e "$out" ] && [ -z "$(find "$TOP/eeprom-images" "$tool" -newer "$out" -type f -name '*.toml' -o -newer "$out" -path "$tool")" ]; then
 		continue
 	fi
-	"$VENV/bin/python" "$TOP/scripts/build-image.py" "$d" "$out"
+	"$tool" build "$d" -o "$out"
 	n=$((n + 1))
 done
 stage images "$n image(s) rebuilt in $BUILD/images"

@@ -1,0 +1,236 @@
+//! The cells the kernel's layouts create for an image, as the sysfs
+//! listing shows them (`/sys/bus/nvmem/devices/<dev>/cells/<name>@<byte>,<bit>`,
+//! reading gives the cell bytes after post-processing with index 0).
+
+use crate::desc::FixedCell;
+use crate::error::DecodeError;
+use crate::{hex, mac, onie, sl28, uboot};
+use serde::Serialize;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    OnieTlv,
+    Sl28Vpd,
+    UbootEnv(uboot::Kind),
+    Fixed,
+}
+
+impl FromStr for Layout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "onie,tlv-layout" => Layout::OnieTlv,
+            "kontron,sl28-vpd" => Layout::Sl28Vpd,
+            "u-boot,env" => Layout::UbootEnv(uboot::Kind::Single),
+            "u-boot,env-redundant-bool" | "u-boot,env-redundant-count" => {
+                Layout::UbootEnv(uboot::Kind::Redundant)
+            }
+            "fixed-layout" => Layout::Fixed,
+            _ => {
+                return Err(format!(
+                    "unknown layout {s:?} (onie,tlv-layout, kontron,sl28-vpd, u-boot,env, \
+                     u-boot,env-redundant-bool, u-boot,env-redundant-count, fixed-layout)"
+                ))
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Cell {
+    pub name: String,
+    /// file name under cells/
+    pub sysfs: String,
+    pub offset: usize,
+    pub bit: u8,
+    /// size of the sysfs file
+    pub size: usize,
+    /// the bytes stored in the device
+    pub raw: String,
+    /// what reading the sysfs file gives (post-processing, index 0), or None
+    /// when the read fails
+    pub content: Option<String>,
+    pub read_error: Option<String>,
+    /// the content as text where it is printable
+    pub text: Option<String>,
+    /// the post-processed value with the requested index (MAC cells)
+    pub indexed: Option<String>,
+}
+
+enum Post {
+    None,
+    /// add the index to a 6-byte MAC (ONIE)
+    MacAdd,
+    /// like MacAdd, but fails on a multicast or zero address (sl28)
+    MacAddValid,
+    /// parse "xx:xx:xx:xx:xx:xx" into 6 bytes, then add (U-Boot ethaddr)
+    MacText,
+}
+
+fn post(kind: &Post, raw: &[u8], index: u64) -> Result<Vec<u8>, String> {
+    let six = || -> Result<[u8; 6], String> { raw.try_into().map_err(|_| "EINVAL".to_string()) };
+    match kind {
+        Post::None => Ok(raw.to_vec()),
+        Post::MacAdd => Ok(mac::add(six()?, index).to_vec()),
+        Post::MacAddValid => {
+            let m = six()?;
+            if !mac::is_valid(&m) {
+                return Err("EINVAL".into());
+            }
+            Ok(mac::add(m, index).to_vec())
+        }
+        Post::MacText => {
+            let s = std::str::from_utf8(raw).map_err(|_| "EINVAL".to_string())?;
+            let m = mac::parse(s).ok_or_else(|| "EINVAL".to_string())?;
+            Ok(mac::add(m, index).to_vec())
+        }
+    }
+}
+
+fn make(
+    name: &str,
+    offset: usize,
+    raw: &[u8],
+    size: usize,
+    kind: Post,
+    index: Option<u64>,
+) -> Cell {
+    let read = post(&kind, raw, 0);
+    let indexed = match (&kind, index) {
+        (Post::None, _) | (_, None) => None,
+        (_, Some(i)) => post(&kind, raw, i).ok().map(|b| hex::encode(&b)),
+    };
+    Cell {
+        name: name.to_owned(),
+        sysfs: format!("{name}@{offset:x},0"),
+        offset,
+        bit: 0,
+        size,
+        raw: hex::encode(raw),
+        text: read.as_ref().ok().and_then(|b| hex::printable(b)),
+        content: read.as_ref().ok().map(|b| hex::encode(b)),
+        read_error: read.err(),
+        indexed,
+    }
+}
+
+/// Predicts the cells of `layout` on a device holding `img`. An image the
+/// layout rejects gives the error the kernel logs, and no cells.
+pub fn predict(
+    layout: Layout,
+    img: &[u8],
+    fixed: &[FixedCell],
+    index: Option<u64>,
+) -> Result<Vec<Cell>, DecodeError> {
+    match layout {
+        Layout::OnieTlv => {
+            let image = onie::decode(img)?;
+            image.check()?;
+            Ok(image
+                .tlvs
+                .iter()
+                .filter_map(|t| {
+                    let name = t.name?;
+                    let raw = &img[t.value_offset..t.value_offset + t.len];
+                    let kind = if t.code == 0x24 {
+                        Post::MacAdd
+                    } else {
+                        Post::None
+                    };
+                    Some(make(name, t.value_offset, raw, t.len, kind, index))
+                })
+                .collect())
+        }
+        Layout::Sl28Vpd => {
+            let image = sl28::decode(img)?;
+            image.check()?;
+            let serial = &img[sl28::SERIAL_OFFSET..sl28::SERIAL_OFFSET + sl28::SERIAL_LEN];
+            let m = &img[sl28::MAC_OFFSET..sl28::MAC_OFFSET + 6];
+            Ok(vec![
+                make(
+                    "serial-number",
+                    sl28::SERIAL_OFFSET,
+                    serial,
+                    sl28::SERIAL_LEN,
+                    Post::None,
+                    index,
+                ),
+                make(
+                    "base-mac-address",
+                    sl28::MAC_OFFSET,
+                    m,
+                    6,
+                    Post::MacAddValid,
+                    index,
+                ),
+            ])
+        }
+        Layout::UbootEnv(kind) => {
+            if let Some(b) = onie::blank_kind(img) {
+                return Err(DecodeError::whole(format!("not a U-Boot environment: {b}")));
+            }
+            let copy = uboot::decode_copy(img, 0, img.len(), kind)?;
+            if !copy.crc_valid {
+                return Err(DecodeError::at(
+                    0,
+                    format!(
+                        "CRC-32 mismatch: expected {:#010x}, found {:#010x}",
+                        copy.crc_expected, copy.crc_found
+                    ),
+                ));
+            }
+            // The kernel stops quietly at the first entry without '=' and
+            // treats the last byte of the device as a terminator.
+            let mut data = img.to_vec();
+            let last = data.len() - 1;
+            data[last] = 0;
+            let mut cells = Vec::new();
+            let mut off = kind.data_offset();
+            while off < data.len() && data[off] != 0 {
+                let len = data[off..]
+                    .iter()
+                    .position(|&b| b == 0)
+                    .unwrap_or(data.len() - off);
+                let entry = &data[off..off + len];
+                let Some(eq) = entry.iter().position(|&b| b == b'=') else {
+                    break;
+                };
+                let name = String::from_utf8_lossy(&entry[..eq]).into_owned();
+                let value = &entry[eq + 1..];
+                let voff = off + eq + 1;
+                if name == "ethaddr" {
+                    cells.push(make(&name, voff, value, 6, Post::MacText, index));
+                } else {
+                    cells.push(make(&name, voff, value, value.len(), Post::None, index));
+                }
+                off += len + 1;
+            }
+            Ok(cells)
+        }
+        Layout::Fixed => fixed
+            .iter()
+            .map(|c| {
+                if c.offset + c.size > img.len() {
+                    return Err(DecodeError::at(
+                        c.offset,
+                        format!(
+                            "cell {} of {} bytes runs past the device ({} bytes)",
+                            c.name,
+                            c.size,
+                            img.len()
+                        ),
+                    ));
+                }
+                Ok(make(
+                    &c.name,
+                    c.offset,
+                    &img[c.offset..c.offset + c.size],
+                    c.size,
+                    Post::None,
+                    index,
+                ))
+            })
+            .collect(),
+    }
+}

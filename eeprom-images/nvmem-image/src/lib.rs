@@ -1,0 +1,18 @@
+//! nvmem-image: build EEPROM and flash images from readable descriptions,
+//! decode them, and predict the NVMEM cells the kernel's layouts create.
+//!
+//! Formats: ONIE TLV ([`onie`]), Kontron sl28 VPD ([`sl28`]), U-Boot
+//! environment ([`uboot`], built with `mkenvimage`), fixed blobs and flash
+//! images composed of partitions ([`desc`]).
+
+pub mod cells;
+pub mod desc;
+pub mod error;
+pub mod hex;
+pub mod inspect;
+pub mod mac;
+pub mod onie;
+pub mod sl28;
+pub mod uboot;
+
+pub use error::{DecodeError, DescError, Error, Result};

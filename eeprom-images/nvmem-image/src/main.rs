@@ -1,0 +1,182 @@
+use clap::{Parser, Subcommand, ValueEnum};
+use nvmem_image::cells::{self, Layout};
+use nvmem_image::desc::Description;
+use nvmem_image::inspect::{self, Format};
+use nvmem_image::Error;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Build EEPROM and flash images, inspect them, and predict their NVMEM cells.
+#[derive(Parser)]
+#[command(name = "nvmem-image", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Auto,
+    OnieTlv,
+    Sl28Vpd,
+    UbootEnv,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write the image a description (.toml) describes
+    Build {
+        desc: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Decode an image: every field with offset and length, checksum validity
+    Inspect {
+        image: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        format: FormatArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The cells the kernel's layout creates, as sysfs lists them
+    Cells {
+        /// an image, or a description (.toml) that is built first
+        input: PathBuf,
+        /// onie,tlv-layout | kontron,sl28-vpd | u-boot,env[-redundant-bool|-count] | fixed-layout
+        #[arg(long)]
+        layout: String,
+        /// also show MAC cells post-processed with this index
+        #[arg(long)]
+        index: Option<u64>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+fn is_desc(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "toml")
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends the output quietly.
+fn emit(text: &str) -> Result<(), Error> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Io {
+            path: "<stdout>".into(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    match cli.cmd {
+        Cmd::Build { desc, output } => {
+            let img = Description::load(&desc)?.build()?;
+            std::fs::write(&output, img).map_err(|source| Error::Io {
+                path: output.display().to_string(),
+                source,
+            })
+        }
+        Cmd::Inspect {
+            image,
+            format,
+            json,
+        } => {
+            let data = read(&image)?;
+            let format = match format {
+                FormatArg::Auto => Format::Auto,
+                FormatArg::OnieTlv => Format::OnieTlv,
+                FormatArg::Sl28Vpd => Format::Sl28Vpd,
+                FormatArg::UbootEnv => Format::UbootEnv,
+            };
+            let path = image.display().to_string();
+            let found = inspect::inspect(&data, format).map_err(|err| Error::Image {
+                path: path.clone(),
+                err,
+            })?;
+            if json {
+                emit(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&found).expect("serialisable")
+                ))?;
+            } else {
+                emit(&found.to_string())?;
+            }
+            found.check().map_err(|err| Error::Image { path, err })
+        }
+        Cmd::Cells {
+            input,
+            layout,
+            index,
+            json,
+        } => {
+            let layout: Layout = layout.parse().map_err(Error::Usage)?;
+            let (data, fixed) = if is_desc(&input) {
+                let d = Description::load(&input)?;
+                let fixed = if layout == Layout::Fixed {
+                    d.fixed_cells()?
+                } else {
+                    vec![]
+                };
+                (d.build()?, fixed)
+            } else if layout == Layout::Fixed {
+                return Err(Error::Usage(
+                    "fixed-layout cells come from a description (.toml), not an image".into(),
+                ));
+            } else {
+                (read(&input)?, vec![])
+            };
+            let path = input.display().to_string();
+            let cells = cells::predict(layout, &data, &fixed, index)
+                .map_err(|err| Error::Image { path, err })?;
+            let mut out = String::new();
+            if json {
+                out = format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&cells).expect("serialisable")
+                );
+            } else {
+                out.push_str(&format!(
+                    "{:<32} {:>6} {:>5}  content\n",
+                    "sysfs cell", "offset", "size"
+                ));
+                for c in &cells {
+                    let content = match (&c.text, &c.content, &c.read_error) {
+                        (Some(t), _, _) => format!("{t:?}"),
+                        (None, Some(h), _) => h.clone(),
+                        (None, None, e) => format!("read fails: {}", e.as_deref().unwrap_or("?")),
+                    };
+                    let idx = c
+                        .indexed
+                        .as_ref()
+                        .map(|v| format!("  [index {}: {v}]", index.unwrap_or(0)))
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "{:<32} {:>#6x} {:>5}  {content}{idx}\n",
+                        c.sysfs, c.offset, c.size
+                    ));
+                }
+            }
+            emit(&out)?;
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nvmem-image: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! build -> inspect gives back the described fields; our environment
+//! encoder agrees with mkenvimage; property tests over random inputs.
+
+use nvmem_image::desc::{self, Description};
+use nvmem_image::inspect::{inspect, Format, Inspection};
+use nvmem_image::{cells, mac, onie, sl28, uboot};
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+fn repo_desc(name: &str) -> Description {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(format!("{name}.toml"));
+    Description::load(&p).unwrap()
+}
+
+#[test]
+fn onie_description_round_trip() {
+    let d = repo_desc("onie-switch");
+    let img = d.build().unwrap();
+    assert_eq!(img.len(), 4096);
+    let Inspection::OnieTlv(i) = inspect(&img, Format::Auto).unwrap() else {
+        panic!("not ONIE")
+    };
+    assert!(i.crc_valid);
+    let desc::Spec::OnieTlv { tlvs, .. } = &d.spec else {
+        panic!()
+    };
+    assert_eq!(i.tlvs.len(), tlvs.len() + 1);
+    for (got, (code, value)) in i.tlvs.iter().zip(tlvs) {
+        assert_eq!(got.code, *code);
+        assert_eq!(
+            &img[got.value_offset..got.value_offset + got.len],
+            value.as_slice()
+        );
+    }
+    let mac = i.tlvs.iter().find(|t| t.code == 0x24).unwrap();
+    assert_eq!(mac.text.as_deref(), Some("02:11:22:33:44:50"));
+}
+
+#[test]
+fn sl28_description_round_trip() {
+    let img = repo_desc("sl28-vpd").build().unwrap();
+    let Inspection::Sl28Vpd(i) = inspect(&img, Format::Auto).unwrap() else {
+        panic!("not sl28")
+    };
+    assert!(i.crc_valid);
+    assert_eq!(i.serial.as_deref(), Some("SL28-0000042"));
+    assert_eq!(i.base_mac, "02:11:22:33:44:80");
+}
+
+#[test]
+fn env_description_round_trip_and_mkenvimage_agreement() {
+    let d = repo_desc("uboot-env-small");
+    let img = d.build().unwrap();
+    let desc::Spec::UbootEnv {
+        size, pad, copies, ..
+    } = &d.spec
+    else {
+        panic!()
+    };
+    // mkenvimage and our encoder give the same bytes
+    assert_eq!(
+        img,
+        uboot::encode(&copies[0].vars, *size, uboot::Kind::Single, 0, *pad).unwrap()
+    );
+    let Inspection::UbootEnv(i) = inspect(&img, Format::Auto).unwrap() else {
+        panic!("not env")
+    };
+    let got: Vec<_> = i.copies[0]
+        .vars
+        .iter()
+        .map(|v| (v.name.clone(), v.value.clone()))
+        .collect();
+    assert_eq!(&got, &copies[0].vars);
+}
+
+#[test]
+fn redundant_env_matches_mkenvimage() {
+    let vars = vec![
+        ("bootcmd".to_string(), "boot".to_string()),
+        ("x".to_string(), "y z".to_string()),
+    ];
+    let ours = uboot::encode(&vars, 0x1000, uboot::Kind::Redundant, 1, 0x00).unwrap();
+    let theirs = uboot::mkenvimage(&vars, 0x1000, true, 0x00).unwrap();
+    assert_eq!(ours, theirs);
+}
+
+fn two_copies(flag_a: u8, flag_b: u8, break_a: bool) -> Vec<u8> {
+    let a = vec![("v".to_string(), "old".to_string())];
+    let b = vec![("v".to_string(), "new".to_string())];
+    let mut img = uboot::encode(&a, 64, uboot::Kind::Redundant, flag_a, 0xff).unwrap();
+    if break_a {
+        img[10] ^= 0x55;
+    }
+    img.extend(uboot::encode(&b, 64, uboot::Kind::Redundant, flag_b, 0xff).unwrap());
+    img
+}
+
+#[test]
+fn redundant_copy_selection_follows_uboot() {
+    let active = |img: &[u8]| uboot::decode(img, None).unwrap().active;
+    assert_eq!(active(&two_copies(1, 0, false)), Some(0)); // boolean: active beats obsolete
+    assert_eq!(active(&two_copies(0, 1, false)), Some(1));
+    assert_eq!(active(&two_copies(7, 8, false)), Some(1)); // counter: newer wins
+    assert_eq!(active(&two_copies(255, 0, false)), Some(1)); // counter wraps
+    assert_eq!(active(&two_copies(0, 255, false)), Some(0));
+    assert_eq!(active(&two_copies(9, 2, true)), Some(1)); // only valid copy
+    assert_eq!(active(&two_copies(3, 3, false)), Some(0)); // tie: first
+}
+
+#[test]
+fn redundant_description_with_two_copies() {
+    let text = r#"
+        format = "uboot-env"
+        size = 0x100
+        redundant = true
+        [[copy]]
+        flag = 4
+        vars = { a = "1" }
+        [[copy]]
+        flag = 5
+        vars = { a = "2" }
+    "#;
+    let dir = std::env::temp_dir().join(format!("nvmem-image-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("red.toml");
+    std::fs::write(&p, text).unwrap();
+    let img = Description::load(&p).unwrap().build().unwrap();
+    assert_eq!(img.len(), 0x200);
+    let i = uboot::decode(&img, None).unwrap();
+    assert_eq!(i.copies.len(), 2);
+    assert_eq!(i.active, Some(1));
+    assert_eq!(i.copies[1].vars[0].value, "2");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn env_cells_follow_the_kernel() {
+    let vars = vec![
+        ("ethaddr".to_string(), "02:00:00:00:00:fe".to_string()),
+        ("bad".to_string(), "x".to_string()),
+    ];
+    let img = uboot::encode(&vars, 128, uboot::Kind::Single, 0, 0xff).unwrap();
+    let c = cells::predict(
+        cells::Layout::UbootEnv(uboot::Kind::Single),
+        &img,
+        &[],
+        Some(3),
+    )
+    .unwrap();
+    assert_eq!(c[0].sysfs, "ethaddr@c,0");
+    assert_eq!(c[0].size, 6);
+    assert_eq!(c[0].content.as_deref(), Some("0200000000fe"));
+    assert_eq!(c[0].indexed.as_deref(), Some("020000000101"));
+    assert_eq!(c[1].sysfs, format!("bad@{:x},0", 4 + 26 + 4));
+    // a malformed ethaddr cell exists but fails to read
+    let img = uboot::encode(
+        &[("ethaddr".into(), "02-00-00-00-00-fe".into())],
+        64,
+        uboot::Kind::Single,
+        0,
+        0,
+    )
+    .unwrap();
+    let c = cells::predict(
+        cells::Layout::UbootEnv(uboot::Kind::Single),
+        &img,
+        &[],
+        None,
+    )
+    .unwrap();
+    assert_eq!(c[0].read_error.as_deref(), Some("EINVAL"));
+}
+
+#[test]
+fn sl28_multicast_mac_cell_fails_to_read() {
+    let img = sl28::encode(b"X", [1, 2, 3, 4, 5, 6]).unwrap();
+    let c = cells::predict(cells::Layout::Sl28Vpd, &img, &[], None).unwrap();
+    assert_eq!(c[1].sysfs, "base-mac-address@11,0");
+    assert_eq!(c[1].read_error.as_deref(), Some("EINVAL"));
+}
+
+#[test]
+fn fixed_layout_cells_from_regions() {
+    let text = r#"
+        format = "blob"
+        size = 64
+        fill = 0
+        [[region]]
+        offset = 0x10
+        ascii = "hello"
+        cell = "greeting"
+        [[region]]
+        offset = 0x20
+        hex = "01 02"
+    "#;
+    let spec = desc::parse(text).unwrap();
+    let d = Description {
+        path: "x.toml".into(),
+        spec,
+    };
+    let c = cells::predict(
+        cells::Layout::Fixed,
+        &d.build().unwrap(),
+        &d.fixed_cells().unwrap(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].sysfs, "greeting@10,0");
+    assert_eq!(c[0].text.as_deref(), Some("hello"));
+}
+
+fn text_value() -> impl Strategy<Value = String> {
+    "[ -~]{0,40}"
+}
+
+proptest! {
+    #[test]
+    fn onie_random_round_trip(fields in proptest::collection::vec((0x21u8..=0x2f, text_value()), 0..12)) {
+        let tlvs: Vec<(u8, Vec<u8>)> = fields.into_iter().map(|(t, s)| (t, s.into_bytes())).collect();
+        let img = onie::encode(&tlvs).unwrap();
+        let d = onie::decode(&img).unwrap();
+        prop_assert!(d.crc_valid);
+        prop_assert_eq!(d.tlvs.len(), tlvs.len() + 1);
+        for (got, (code, v)) in d.tlvs.iter().zip(&tlvs) {
+            prop_assert_eq!(got.code, *code);
+            prop_assert_eq!(&img[got.value_offset..got.value_offset + got.len], v.as_slice());
+        }
+    }
+
+    #[test]
+    fn sl28_random_round_trip(serial in "[A-Z0-9-]{0,15}", m in proptest::array::uniform6(any::<u8>())) {
+        let img = sl28::encode(serial.as_bytes(), m).unwrap();
+        let d = sl28::decode(&img).unwrap();
+        prop_assert!(d.crc_valid);
+        prop_assert_eq!(d.base_mac, mac::format(&m));
+        let want = if serial.is_empty() { None } else { Some(serial) };
+        prop_assert_eq!(d.serial, want);
+    }
+
+    #[test]
+    fn env_random_round_trip(vars in proptest::collection::btree_map("[a-z_][a-z0-9_]{0,12}", "[ -~]{0,30}", 0..20),
+                             redundant in any::<bool>()) {
+        let vars: Vec<(String, String)> = vars.into_iter().collect();
+        let kind = if redundant { uboot::Kind::Redundant } else { uboot::Kind::Single };
+        let img = uboot::encode(&vars, 0x1000, kind, 1, 0xff).unwrap();
+        let d = uboot::decode(&img, Some(kind)).unwrap();
+        prop_assert_eq!(d.active, Some(0));
+        let got: Vec<_> = d.copies[0].vars.iter().map(|v| (v.name.clone(), v.value.clone())).collect();
+        prop_assert_eq!(got, vars);
+    }
+
+    #[test]
+    fn decoders_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = onie::decode(&data);
+        let _ = sl28::decode(&data);
+        let _ = uboot::decode(&data, None);
+        let _ = inspect(&data, Format::Auto);
+        for l in ["onie,tlv-layout", "kontron,sl28-vpd", "u-boot,env", "u-boot,env-redundant-bool"] {
+            let _ = cells::predict(l.parse().unwrap(), &data, &[], Some(1));
+        }
+    }
+}
