@@ -3,12 +3,13 @@
 #   make test [KERNEL=ours|ref] every test (both boards on our 6.1, riscv64-virt on the 6.12 reference)
 #   make boot BOARD=…           interactive shell on the board's console (Ctrl-A X leaves)
 #   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
+#   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 BOARD  ?= riscv64-virt
 KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run test series clean
+.PHONY: help setup images kernel dtb initramfs board boot run test series clean bench-images fuzz
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -39,6 +40,12 @@ run: board
 
 test: setup
 	@$(S)/test.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),all)
+
+bench-images: setup
+	@cargo run -q --release -p nvmem-image --example env_bench
+
+fuzz: setup
+	@$(S)/fuzz.sh $(FUZZ_SECONDS)
 
 series: setup
 	@$(S)/export-series.sh

@@ -13,17 +13,29 @@ def pytest_addoption(parser):
                      help="kernel under test: ours (patched 6.1) or ref (6.12)")
 
 
+# What each kernel under test implements. A test marked needs("x") runs only
+# on kernels listing x. Our 6.1 gains entries as the series brings them.
+KERNEL_FEATURES = {
+    "ours": set(),
+    "ref": {"layouts"},
+}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "patched: needs the nvmem-lab 6.1 patch series")
+    config.addinivalue_line("markers", "needs(feature): needs a kernel feature (see KERNEL_FEATURES)")
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--nvlab-kernel") != "ref":
-        return
-    skip = pytest.mark.skip(reason="needs our patch series, not in the reference kernel")
+    kernel = config.getoption("--nvlab-kernel")
+    have = KERNEL_FEATURES.get(kernel, set())
     for item in items:
-        if "patched" in item.keywords:
-            item.add_marker(skip)
+        if kernel == "ref" and "patched" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason="needs our patch series, not in the reference kernel"))
+        for m in item.iter_markers("needs"):
+            missing = [f for f in m.args if f not in have]
+            if missing:
+                item.add_marker(pytest.mark.skip(reason=f"kernel '{kernel}' lacks {', '.join(missing)}"))
 
 
 def pytest_generate_tests(metafunc):

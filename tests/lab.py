@@ -90,3 +90,50 @@ def sha256(data):
 def splat_patterns():
     lines = (TOP / "tests" / "splat-patterns.txt").read_text().splitlines()
     return re.compile("|".join(line for line in lines if line and not line.startswith("#")))
+
+
+# ---- in the guest, through a labgrid ShellDriver ----
+
+def nvmem_devices(shell):
+    """name -> (resolved sysfs path, of_node path or '')"""
+    out = shell.run_check(
+        "for d in /sys/bus/nvmem/devices/*; do [ -e \"$d\" ] || continue; "
+        "of=; [ -e $d/of_node ] && of=$(cd $d/of_node && pwd -P); "
+        "echo \"${d##*/} $(cd $d && pwd -P) $of\"; done")
+    devs = {}
+    for line in out:
+        parts = line.split()
+        devs[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
+    return devs
+
+
+def guest_digest(shell, path, offset=None, size=None):
+    """sha256 and length of a guest file (or a byte range of it)."""
+    if offset is None:
+        src = f"cat {path}"
+    else:
+        # dd in 4 KiB blocks when aligned: much faster than byte blocks
+        bs = 4096 if offset % 4096 == 0 and size % 4096 == 0 else 1
+        src = f"dd if={path} bs={bs} skip={offset // bs} count={size // bs} 2>/dev/null"
+    digest = shell.run_check(f"{src} | sha256sum", timeout=600)[0].split()[0]
+    length = int(shell.run_check(f"{src} | wc -c", timeout=600)[0])
+    return digest, length
+
+
+def find_device(shell, attachment):
+    devs = nvmem_devices(shell)
+    if attachment.kind == "rmem":
+        hits = [n for n, (_, of) in devs.items()
+                if "/reserved-memory/" in of and of.endswith("@" + attachment.where)]
+    elif attachment.kind == "at24":
+        bus, addr = attachment.where.split("-")
+        hits = [n for n, (real, _) in devs.items()
+                if f"/i2c-{bus}/{bus}-{addr}/" in real + "/"]
+    else:
+        # the whole flash chip: the MTD master (CONFIG_MTD_PARTITIONED_MASTER),
+        # an mtd device of the chip's SPI device without an "offset" attribute
+        hits = [n for n, (real, _) in devs.items()
+                if re.search(f"/{re.escape(attachment.where)}/mtd/mtd\\d+(/|$)", real)
+                and shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] != 0]
+    assert len(hits) == 1, f"{attachment.id}: expected one nvmem device, found {hits} among {sorted(devs)}"
+    return hits[0]

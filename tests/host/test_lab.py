@@ -10,8 +10,8 @@ def test_riscv_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 3
-    assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000"}
+    assert [a.kind for a in found] == ["rmem"] * 5
+    assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000"}
     assert all(str(a.file).startswith("/img/") for a in found)
 
 
