@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
-need cargo "rustup's cargo"
+need cargo "cargo (rustup)"
 (cd "$TOP" && cargo build -q --release -p nvmem-image)
 tool=$TOP/target/release/nvmem-image
 mkdir -p "$BUILD/images"
