@@ -112,6 +112,15 @@ fn str_field<'a>(t: &'a Table, key: &str) -> R<Option<&'a str>> {
     }
 }
 
+/// Prefixes the field of an error found inside a nested table
+/// (`region[2].` + `offset`).
+fn within(ctx: &str) -> impl Fn(DescError) -> DescError + '_ {
+    move |e| DescError {
+        field: Some(format!("{ctx}{}", e.field.unwrap_or_default())),
+        msg: e.msg,
+    }
+}
+
 fn required<T>(v: Option<T>, key: &str) -> R<T> {
     v.ok_or_else(|| DescError::field(key, "missing"))
 }
@@ -262,10 +271,12 @@ fn parse_onie(t: &Table) -> R<Spec> {
                 for (i, r) in tables(t, "raw-tlv")?.into_iter().enumerate() {
                     let ctx = format!("raw-tlv[{i}].");
                     only_keys(r, &["type", "hex"], &ctx)?;
-                    let code = usize_field(r, "type", 255)
-                        .map_err(|e| DescError::field(format!("{ctx}type"), e.msg))?;
+                    let code = usize_field(r, "type", 255).map_err(within(&ctx))?;
                     let code = required(code, &format!("{ctx}type"))? as u8;
-                    let h = required(str_field(r, "hex")?, &format!("{ctx}hex"))?;
+                    let h = required(
+                        str_field(r, "hex").map_err(within(&ctx))?,
+                        &format!("{ctx}hex"),
+                    )?;
                     let data =
                         hex::decode(h).map_err(|e| DescError::field(format!("{ctx}hex"), e))?;
                     if data.len() > 255 {
@@ -295,7 +306,7 @@ fn parse_onie(t: &Table) -> R<Spec> {
             }
         }
     }
-    let size = usize_field(t, "size", onie::MAX_LEN.max(MAX_IMAGE))?;
+    let size = usize_field(t, "size", MAX_IMAGE)?;
     Ok(Spec::OnieTlv {
         tlvs,
         size,
@@ -421,11 +432,8 @@ fn parse_env(t: &Table) -> R<Spec> {
         for (i, c) in copy_tables.into_iter().enumerate() {
             let ctx = format!("copy[{i}].");
             only_keys(c, &["flag", "vars"], &ctx)?;
-            let flag = byte_field(c, "flag", 1)
-                .map_err(|e| DescError::field(format!("{ctx}flag"), e.msg))?;
-            let vars = env_vars(c, "vars").map_err(|e| {
-                DescError::field(format!("{ctx}{}", e.field.unwrap_or_default()), e.msg)
-            })?;
+            let flag = byte_field(c, "flag", 1).map_err(within(&ctx))?;
+            let vars = env_vars(c, "vars").map_err(within(&ctx))?;
             copies.push(EnvCopy { flag, vars });
         }
     }
@@ -459,10 +467,12 @@ fn parse_blob(t: &Table) -> R<Spec> {
     for (i, r) in tables(t, "region")?.into_iter().enumerate() {
         let ctx = format!("region[{i}].");
         only_keys(r, &["offset", "ascii", "hex", "cell"], &ctx)?;
-        let offset = usize_field(r, "offset", MAX_IMAGE)
-            .map_err(|e| DescError::field(format!("{ctx}offset"), e.msg))?;
+        let offset = usize_field(r, "offset", MAX_IMAGE).map_err(within(&ctx))?;
         let offset = required(offset, &format!("{ctx}offset"))?;
-        let data = match (str_field(r, "ascii")?, str_field(r, "hex")?) {
+        let data = match (
+            str_field(r, "ascii").map_err(within(&ctx))?,
+            str_field(r, "hex").map_err(within(&ctx))?,
+        ) {
             (Some(a), None) if a.is_ascii() => a.as_bytes().to_vec(),
             (Some(_), None) => {
                 return Err(DescError::field(
@@ -489,7 +499,9 @@ fn parse_blob(t: &Table) -> R<Spec> {
                 ),
             ));
         }
-        let cell = str_field(r, "cell")?.map(str::to_owned);
+        let cell = str_field(r, "cell")
+            .map_err(within(&ctx))?
+            .map(str::to_owned);
         regions.push(Region { offset, data, cell });
     }
     Ok(Spec::Blob {
@@ -506,12 +518,14 @@ fn parse_flash(t: &Table) -> R<Spec> {
     for (i, p) in tables(t, "partition")?.into_iter().enumerate() {
         let ctx = format!("partition[{i}].");
         only_keys(p, &["offset", "size", "image"], &ctx)?;
-        let offset = usize_field(p, "offset", MAX_IMAGE)
-            .map_err(|e| DescError::field(format!("{ctx}offset"), e.msg))?;
+        let offset = usize_field(p, "offset", MAX_IMAGE).map_err(within(&ctx))?;
         let offset = required(offset, &format!("{ctx}offset"))?;
-        let psize = usize_field(p, "size", MAX_IMAGE)
-            .map_err(|e| DescError::field(format!("{ctx}size"), e.msg))?;
-        let image = required(str_field(p, "image")?, &format!("{ctx}image"))?.to_owned();
+        let psize = usize_field(p, "size", MAX_IMAGE).map_err(within(&ctx))?;
+        let image = required(
+            str_field(p, "image").map_err(within(&ctx))?,
+            &format!("{ctx}image"),
+        )?
+        .to_owned();
         if image.contains('/') || image.contains('\\') {
             return Err(DescError::field(
                 format!("{ctx}image"),
