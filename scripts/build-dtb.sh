@@ -31,4 +31,11 @@ for o in $OVERLAYS; do
 	dtbos+=("$OUT/$o.dtbo")
 done
 run_logged "$tag" "$log" fdtoverlay -i "$OUT/base.dtb" -o "$OUT/board.dtb" "${dtbos[@]}"
+# How board.dtb was made, for tests that start the board with other QEMU
+# options and need the same recipe on another base (tests/lab.py variant()):
+# the base ("qemu" or "kernel"), then the overlays in order.
+{
+	[ "$BASE_DTB" = qemu ] && echo qemu || echo kernel
+	printf '%s\n' "${dtbos[@]}"
+} >"$OUT/board.dtb.recipe"
 stage "$tag" "$OUT/board.dtb (base: $BASE_DTB, overlays: ${OVERLAYS:-none})"

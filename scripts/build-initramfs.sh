@@ -21,6 +21,8 @@ if [ ! -x "$bb" ]; then
 	rm -rf "$BUILD/busybox/$BUSYBOX_ARCH.x"
 fi
 
+"$TOP/scripts/build-guest.sh" "$BOARD" "$KERNEL"
+
 gic=$BUILD/tools/gen_init_cpio
 if [ ! -x "$gic" ] || [ "$BUILD/src/linux-6.1/usr/gen_init_cpio.c" -nt "$gic" ]; then
 	mkdir -p "$BUILD/tools"
@@ -40,7 +42,7 @@ list=$OUT/initramfs.list
 	for p in "$TOP"/guest/payloads/*; do
 		echo "file /usr/lib/nvlab/${p##*/} $p 0755 0 0"
 	done
-	# guest programs built for this board (tests/guest/*.c -> $OUT/guest-bin)
+	# guest programs built for this board (scripts/build-guest.sh)
 	if [ -d "$OUT/guest-bin" ]; then
 		for p in "$OUT"/guest-bin/*; do
 			[ -e "$p" ] && echo "file /usr/bin/${p##*/} $p 0755 0 0"

@@ -46,7 +46,7 @@ fi
 t0=$(date +%s)
 mkdir -p "$BUILD/logs"
 : >"$log"
-if [ ! -e "$dst/.git/nvlab-base" ]; then
+if [ ! -e "$dst/.git/nvlab-base-rev" ]; then
 	stage "tree ours" "unpacking $tar (log: $log)"
 	rm -rf "$dst" && mkdir -p "$dst"
 	tar -xf "$tar" -C "$dst" --strip-components=1
@@ -55,7 +55,7 @@ if [ ! -e "$dst/.git/nvlab-base" ]; then
 	run_logged "tree ours" "$log" git -C "$dst" add -A -f
 	run_logged "tree ours" "$log" git "${git_id[@]}" -C "$dst" commit -q -m "Debian linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)"
 	git -C "$dst" tag -f nvlab-base >/dev/null
-	git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-base"
+	git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-base-rev"
 else
 	stage "tree ours" "inputs changed: resetting to the base"
 	git -C "$dst" am --abort >/dev/null 2>&1 || true

@@ -1,8 +1,13 @@
 """Helpers shared by the boot tests: what QEMU attaches to a board, and how
 to find it again inside the guest."""
+import contextlib
 import hashlib
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,3 +142,65 @@ def find_device(shell, attachment):
                 and shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] != 0]
     assert len(hits) == 1, f"{attachment.id}: expected one nvmem device, found {hits} among {sorted(devs)}"
     return hits[0]
+
+
+# ---- boards started with other QEMU options ----
+
+@contextlib.contextmanager
+def variant(env_path, cpu=None, smp=None, append="", out=None):
+    """Boot the environment's board with another -cpu, -smp, extra kernel
+    arguments, or the build outputs of another kernel (out: a directory
+    like $LG_OUT), through labgrid. Yields the ShellDriver and powers the
+    board off at the end. A kernel splat in the guest's log fails the
+    caller."""
+    from labgrid.driver import QEMUDriver, ShellDriver
+    from labgrid.strategy import ShellStrategy
+
+    saved = os.environ.get("LG_OUT")
+    if out:
+        os.environ["LG_OUT"] = str(out)
+    try:
+        env = Environment(str(env_path))
+    finally:
+        if out:
+            os.environ["LG_OUT"] = saved or ""
+    target = env.get_target("main")
+    qemu = target.get_driver(QEMUDriver, activate=False)
+    if cpu:
+        qemu.cpu = cpu
+    if smp:
+        qemu.extra_args = re.sub(r"-smp \S+", f"-smp {smp}", qemu.extra_args)
+    if append:
+        qemu.boot_args = f"{qemu.boot_args} {append}"
+    workdir = None
+    if cpu or smp:
+        # QEMU generates the board's device tree from -cpu and -smp: redo
+        # board.dtb's recipe on a tree dumped with the new options
+        recipe = Path(out or os.environ["LG_OUT"]) / "board.dtb.recipe"
+        lines = recipe.read_text().split("\n") if recipe.exists() else []
+        if lines and lines[0] == "qemu":
+            workdir = Path(tempfile.mkdtemp(prefix="nvlab-variant-"))
+            base, board = workdir / "base.dtb", workdir / "board.dtb"
+            cmd = qemu.get_qemu_base_args()
+            if "-dtb" in cmd:
+                i = cmd.index("-dtb")
+                del cmd[i:i + 2]
+            m = cmd.index("-machine")
+            cmd[m + 1] += f",dumpdtb={base}"
+            subprocess.run(cmd + ["-display", "none", "-serial", "null"], check=True,
+                           capture_output=True)
+            subprocess.run(["fdtoverlay", "-i", str(base), "-o", str(board),
+                            *[x for x in lines[1:] if x]], check=True, capture_output=True)
+            env.config.data["images"][qemu.dtb] = str(board)
+    strategy = target.get_driver(ShellStrategy)
+    try:
+        strategy.transition("shell")
+        sh = target.get_driver(ShellDriver)
+        yield sh
+        patterns = splat_patterns()
+        bad = [line for line in sh.run_check("dmesg", timeout=120) if patterns.search(line)]
+        assert not bad, "kernel splat:\n" + "\n".join(bad[:40])
+    finally:
+        target.deactivate_all_drivers()
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)

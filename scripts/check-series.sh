@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# check-series.sh [--build]: the kernel-patches/ series as upstream would
+# receive it.
+#   - every patch: scripts/checkpatch.pl --strict without any error, warning
+#     or check. checkpatch's "does MAINTAINERS need updating?" reminder for
+#     new files is accepted only when scripts/get_maintainer.pl finds a
+#     maintained entry covering every new file;
+#   - every patch has a Signed-off-by matching its author;
+#   - with --build: every patch, applied in order, builds the riscv64-virt
+#     kernel (bisectability), in a separate worktree and build directory.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+"$TOP/scripts/prepare-tree.sh" ours
+src=$BUILD/src/linux-6.1
+tmp=$BUILD/series-check
+rm -rf "$tmp" && mkdir -p "$tmp"
+fail=0
+n=0
+while read -r p; do
+	case "$p" in "" | \#*) continue ;; esac
+	n=$((n + 1))
+	f=$TOP/kernel-patches/$p
+	out=$tmp/${p%.patch}.checkpatch
+	(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree --ignore FILE_PATH_CHANGES --show-types "$f") >"$out" 2>&1 || true
+	if ! grep -q '^total: 0 errors, 0 warnings, 0 checks' "$out"; then
+		echo "[series] $p: checkpatch --strict:" >&2
+		grep -E '^(ERROR|WARNING|CHECK)|^#[0-9]+: FILE' "$out" | head -n 20 >&2
+		fail=1
+	fi
+	# new files must be covered by a MAINTAINERS entry
+	for nf in $(sed -n 's/^+++ b\///p' <(awk '/^--- \/dev\/null/{getline; print}' "$f")); do
+		if ! (cd "$src" && ./scripts/get_maintainer.pl --no-git --no-rolestats -f "$nf" 2>/dev/null | grep -q '@'); then
+			echo "[series] $p: new file $nf has no maintainer in MAINTAINERS" >&2
+			fail=1
+		fi
+	done
+	author=$(sed -n 's/^From: //p' "$f" | head -n1)
+	if ! grep -qF "Signed-off-by: $author" "$f"; then
+		echo "[series] $p: no Signed-off-by of its author ($author)" >&2
+		fail=1
+	fi
+done <"$TOP/kernel-patches/series"
+[ "$fail" = 0 ] || die "series check failed (checkpatch output in $tmp)"
+stage series "$n patch(es): checkpatch --strict clean, new files maintained, signed off"
+
+[ "${1:-}" = --build ] || exit 0
+# Bisectability: build each step in a worktree of the prepared tree.
+load_board riscv64-virt ours
+wt=$BUILD/src/linux-6.1-bisect
+log=$BUILD/logs/series-build.log
+: >"$log"
+git -C "$src" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
+git -C "$src" worktree prune
+git -C "$src" worktree add -q --detach "$wt" nvlab-base
+SRC=$wt KOUT=$BUILD/series-build/kernel
+mkdir -p "$KOUT"
+kmake -s "$BASE_CONFIG" >>"$log" 2>&1
+(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$KOUT" "$KOUT/.config" \
+	"$BOARD_DIR/config.fragment" "$BOARD_DIR/config-ours.fragment") >>"$log" 2>&1
+kmake -s olddefconfig >>"$log" 2>&1
+i=0
+for c in $(git -C "$src" rev-list --reverse nvlab-base..HEAD); do
+	i=$((i + 1))
+	git -C "$wt" checkout -q "$c"
+	t0=$(date +%s)
+	stage series "build $i/$n: $(git -C "$wt" log -1 --format=%s) (log: $log)"
+	run_logged "series build $i" "$log" kmake olddefconfig "${KERNEL_IMAGE##*/}"
+	run_logged "series build $i" "$log" kmake -s headers_install INSTALL_HDR_PATH="$KOUT/hdr"
+	stage series "build $i/$n: ok in $(elapsed "$t0")"
+done
+git -C "$src" worktree remove --force "$wt"
+stage series "all $n patches build one after the other"
