@@ -3,13 +3,15 @@
 #   make test [KERNEL=ours|ref] every test (both boards on our 6.1, riscv64-virt on the 6.12 reference)
 #   make boot BOARD=…           interactive shell on the board's console (Ctrl-A X leaves)
 #   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
+#   make check-series           checkpatch --strict every patch and build the kernel after each
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
+#   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
 BOARD  ?= riscv64-virt
 KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run test series clean bench-images fuzz
+.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe fuzz
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -44,11 +46,18 @@ test: setup
 bench-images: setup
 	@cargo run -q --release -p nvmem-image --example env_bench
 
+bench-hwprobe:
+	@$(MAKE) --no-print-directory board BOARD=riscv64-virt
+	@$(S)/boot.sh run riscv64-virt $(KERNEL) hwprobe-bench
+
 fuzz: setup
 	@$(S)/fuzz.sh $(FUZZ_SECONDS)
 
 series: setup
 	@$(S)/export-series.sh
+
+check-series: setup
+	@$(S)/check-series.sh --build
 
 clean:
 	rm -rf build

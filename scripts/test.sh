@@ -24,6 +24,20 @@ fi
 for s in "$TOP"/scripts/*.sh "$TOP"/guest/init "$TOP"/guest/payloads/*; do
 	bash -n "$s" || failed+=("host: syntax of $s")
 done
+# the kernel series: checkpatch --strict, maintainers, sign-offs
+# (make check-series also builds every step)
+"$TOP/scripts/check-series.sh" || failed+=("host: kernel-patches series check")
+
+# The reference run boots our riscv64 kernel too (tests/boot/test_hwprobe.py
+# compares the answers of both on the same board options).
+case " $matrix " in
+*" riscv64-virt:ref "*)
+	case " $matrix " in
+	*" riscv64-virt:ours "*) ;;
+	*) "$TOP/scripts/build-board.sh" riscv64-virt ours ;;
+	esac
+	;;
+esac
 
 for entry in $matrix; do
 	b=${entry%%:*} k=${entry#*:}

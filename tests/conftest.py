@@ -16,8 +16,8 @@ def pytest_addoption(parser):
 # What each kernel under test implements. A test marked needs("x") runs only
 # on kernels listing x. Our 6.1 gains entries as the series brings them.
 KERNEL_FEATURES = {
-    "ours": set(),
-    "ref": {"layouts"},
+    "ours": {"hwprobe"},
+    "ref": {"layouts", "hwprobe"},
 }
 
 

@@ -1,0 +1,360 @@
+"""riscv_hwprobe in the guest: values against the QEMU -cpu configuration the
+board was started with, the system call's semantics, the vDSO, the
+kernel's own kselftest, and (on the reference kernel) the same answers from
+our kernel on the same configurations.
+
+The guest side is tests/guest/riscv/hwprobe.c (`hwprobe query|vdso|loop|bench`).
+"""
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import lab
+
+pytestmark = pytest.mark.needs("hwprobe")
+
+# UAPI facts (spec/hwprobe.md, arch/riscv/include/uapi/asm/hwprobe.h)
+MVENDORID, MARCHID, MIMPID, BASE_BEHAVIOR, IMA_EXT_0, CPUPERF_0 = range(6)
+ZICBOZ_BLOCK_SIZE, HIGHEST_VIRT_ADDRESS, TIME_CSR_FREQ, MISALIGNED_SCALAR_PERF = range(6, 10)
+KEYS_64 = range(0, 6)       # the 6.4 series
+KEYS_ALL = range(0, 10)     # with the later keys both kernels answer
+BASE_BEHAVIOR_IMA = 1 << 0
+MISALIGNED_SLOW, MISALIGNED_FAST = 2, 3
+EXT_BITS = {  # IMA_EXT_0 bit of each QEMU property
+    "zba": 3, "zbb": 4, "zbs": 5, "zbc": 7, "zbkb": 8, "zbkc": 9, "zbkx": 10,
+    "zknd": 11, "zkne": 12, "zknh": 13, "zksed": 14, "zksh": 15, "zkt": 16,
+    "Zihintpause": 36,
+}
+FD, C, V = 1 << 0, 1 << 1, 1 << 2
+ZFH, ZFHMIN, ZCA, ZCD = 1 << 27, 1 << 28, 1 << 43, 1 << 45
+# Vector-related bits later kernels set (V, Zve*, Zvk*, Zvfh*): our 6.1 does
+# not manage vector state, so it never reports them (see patch 0008).
+VECTOR_BITS = V | sum(1 << b for b in (*range(17, 27), 30, 31, *range(37, 42)))
+# QEMU 7.2's rv64 defaults for the properties above
+QEMU_DEFAULTS = {"f": True, "d": True, "c": True, "v": False, "Zfh": False, "Zfhmin": False,
+                 "zba": True, "zbb": True, "zbc": True, "zbs": True, "Zihintpause": True}
+SATP_TASK_SIZE = {"sv39": 1 << 38, "sv48": 1 << 47, "sv57": 1 << 56}
+
+
+@dataclass(frozen=True)
+class CpuConfig:
+    id: str
+    cpu: str | None     # None: the environment's own -cpu
+    smp: int = 2
+    append: str = ""
+
+
+def _props(cpu):
+    out = {}
+    for part in cpu.split(",")[1:]:
+        k, _, v = part.partition("=")
+        out[k] = v
+    return out
+
+
+CONFIGS = [
+    # the board as the environment starts it (SiFive-like IDs, default extensions)
+    CpuConfig("env", None),
+    # other IDs, no Zb[abcs], scalar crypto and Zfh, three harts
+    CpuConfig("crypto",
+              "rv64,mvendorid=0x489,marchid=0x8000000000000001,mimpid=0x1,zba=false,zbb=false,"
+              "zbc=false,zbs=false,zbkb=true,zbkc=true,zbkx=true,zknd=true,zkne=true,zknh=true,"
+              "zksed=true,zksh=true,zkt=true,Zfh=true,Zfhmin=true", smp=3),
+    # vector unit, no Zihintpause, no hypervisor, no Zbc
+    CpuConfig("vector",
+              "rv64,mvendorid=0x710,marchid=0x2,mimpid=0x0,v=true,vlen=256,Zihintpause=false,"
+              "h=false,zbc=false", smp=2),
+]
+
+
+def _parse_query(lines):
+    """'rc=R errno=E' then 'KEY VALUE' lines -> (rc, errno, [(key, value)])."""
+    m = re.match(r"rc=(-?\d+) errno=(\S+)", lines[0])
+    assert m, f"unexpected hwprobe output: {lines}"
+    pairs = [(int(k), int(v, 16)) for k, v in (line.split() for line in lines[1:])]
+    return int(m.group(1)), m.group(2), pairs
+
+
+def query(sh, args=""):
+    return _parse_query(sh.run_check(f"hwprobe query {args}", timeout=120))
+
+
+@dataclass
+class Answers:
+    syscall: dict
+    vdso: dict
+    isa: str
+    mmu: str
+    timebase: int
+    misaligned_log: list
+    cpus: int
+
+
+def collect(sh):
+    keys = " ".join(str(k) for k in range(0, 16))
+    rc, err, pairs = query(sh, keys)
+    assert rc == 0, err
+    rc, err, vpairs = query(sh, "-v " + keys)
+    assert rc == 0, err
+    cpuinfo = sh.run_check("cat /proc/cpuinfo")
+    isa = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("isa"))
+    mmu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("mmu"))
+    tb = sh.run_check("od -An -tx1 /proc/device-tree/cpus/timebase-frequency")
+    timebase = int("".join(" ".join(tb).split()), 16)
+    log = sh.run_check("dmesg | grep -i misalign || true")
+    cpus = int(sh.run_check("grep -c ^processor /proc/cpuinfo")[0])
+    return Answers(dict((i, p) for i, p in enumerate(pairs)), dict((i, p) for i, p in enumerate(vpairs)),
+                   isa, mmu, timebase, log, cpus)
+
+
+_booted = {}
+
+
+@pytest.fixture(scope="session")
+def board_is_riscv(pytestconfig):
+    env = pytestconfig.option.lg_env
+    if not env or "riscv" not in (lab.qemu_driver_config(env) or {}).get("qemu_bin", ""):
+        pytest.skip("riscv_hwprobe exists on RISC-V boards only")
+    return env
+
+
+def answers_for(env, config, kernel, logdir=None):
+    """Boot `kernel` (ours|ref, from the build directory next to $LG_OUT)
+    with `config` once per session and collect its answers (also written
+    to the test log directory)."""
+    key = (config.id, kernel)
+    if key not in _booted:
+        out = Path(os.environ["LG_OUT"]).parent / kernel
+        if not (out / "Image").exists():
+            pytest.skip(f"no {kernel} kernel built in {out}")
+        with lab.variant(env, cpu=config.cpu, smp=config.smp, append=config.append, out=out) as sh:
+            a = _booted[key] = collect(sh)
+        if logdir:
+            lines = [f"# {kernel} kernel, -cpu {config.cpu or '(environment)'} -smp {config.smp}",
+                     f"# isa {a.isa}, mmu {a.mmu}"]
+            lines += [f"{k} {key_} {v:#x} vdso {a.vdso[k][1]:#x}"
+                      for k, (key_, v) in a.syscall.items()]
+            (Path(logdir) / f"hwprobe-{config.id}-{kernel}.txt").write_text("\n".join(lines) + "\n")
+    return _booted[key]
+
+
+def expected(config, env):
+    cpu = config.cpu or lab.qemu_driver_config(env)["cpu"]
+    props = dict(QEMU_DEFAULTS)
+    for k, v in _props(cpu).items():
+        props[k] = v if k in ("mvendorid", "marchid", "mimpid", "vlen") else v in ("true", "on")
+    fd = props["f"] and props["d"]
+    ext = FD if fd else 0
+    if props["c"]:
+        ext |= C | ZCA | (ZCD if fd else 0)
+    for prop, bit in EXT_BITS.items():
+        if props.get(prop):
+            ext |= 1 << bit
+    if fd and props["Zfh"]:
+        ext |= ZFH
+    if fd and props["Zfhmin"]:
+        ext |= ZFHMIN
+    # QEMU 7.2 cannot limit the MMU mode and our 6.1 has no no4lvl/no5lvl:
+    # the kernel uses Sv57 on every configuration here
+    satp = "sv57"
+    return {
+        MVENDORID: int(props.get("mvendorid", "0"), 0),
+        MARCHID: int(props.get("marchid", "0"), 0),
+        MIMPID: int(props.get("mimpid", "0"), 0),
+        BASE_BEHAVIOR: BASE_BEHAVIOR_IMA,
+        IMA_EXT_0: ext,
+        "vector": bool(props["v"]),
+        "satp": satp,
+    }
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
+def test_values_match_board(board_is_riscv, config, kernel_under_test, pytestconfig):
+    """Every key's value follows from the -cpu/-smp/kernel options of the boot."""
+    env = board_is_riscv
+    a = answers_for(env, config, kernel_under_test, pytestconfig.option.lg_log)
+    want = expected(config, env)
+    got = {k: v for k, (key, v) in a.syscall.items() if key == k}
+    assert a.cpus == config.smp
+    for k in KEYS_ALL:
+        assert k in got, f"key {k} unknown to the kernel: {a.syscall[k]}"
+    for k in (MVENDORID, MARCHID, MIMPID, BASE_BEHAVIOR):
+        assert got[k] == want[k], f"key {k}: {got[k]:#x}, board started with {want[k]:#x}"
+    ext = got[IMA_EXT_0]
+    if kernel_under_test == "ref":
+        # later kernels add the vector bits; check V and compare the rest
+        assert bool(ext & V) == want["vector"], f"IMA_V {ext:#x} for v={want['vector']}"
+        ext &= ~VECTOR_BITS
+    assert ext == want[IMA_EXT_0], (f"IMA_EXT_0 {ext:#x}, expected {want[IMA_EXT_0]:#x} "
+                                    f"(isa {a.isa})")
+    assert a.mmu == want["satp"]
+    assert got[HIGHEST_VIRT_ADDRESS] == SATP_TASK_SIZE[want["satp"]]
+    assert got[TIME_CSR_FREQ] == a.timebase, "time CSR frequency differs from the DT"
+    assert got[ZICBOZ_BLOCK_SIZE] == 0, "QEMU 7.2 has no Zicboz"
+    # measured at boot: fast or slow, both keys agree, and as the log says
+    assert got[CPUPERF_0] in (MISALIGNED_SLOW, MISALIGNED_FAST)
+    assert got[MISALIGNED_SCALAR_PERF] == got[CPUPERF_0]
+    if kernel_under_test == "ours":
+        word = "fast" if got[CPUPERF_0] == MISALIGNED_FAST else "slow"
+        cpus_logged = [line for line in a.misaligned_log if re.search(r"CPU\d+: .*: (fast|slow)$", line)]
+        assert len(cpus_logged) == config.smp, a.misaligned_log
+        assert all(line.endswith(word) for line in cpus_logged), a.misaligned_log
+    # keys nobody defines
+    for k in range(10, 16):
+        assert a.syscall[k] == (-1, 0)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
+def test_vdso_equals_syscall(board_is_riscv, config, kernel_under_test):
+    a = answers_for(board_is_riscv, config, kernel_under_test)
+    assert a.vdso == a.syscall
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
+def test_same_answers_as_ours(board_is_riscv, config, kernel_under_test, pytestconfig):
+    """Differential: on the reference kernel, boot our kernel with the same
+    board options; every key both know gets the same answer (IMA_EXT_0
+    without the vector bits our 6.1 cannot offer)."""
+    if kernel_under_test != "ref":
+        pytest.skip("differential runs in the reference kernel's session")
+    logdir = pytestconfig.option.lg_log
+    ref = answers_for(board_is_riscv, config, "ref", logdir)
+    ours = answers_for(board_is_riscv, config, "ours", logdir)
+    diffs = []
+    for k in range(16):
+        (rk, rv), (ok, ov) = ref.syscall[k], ours.syscall[k]
+        if rk == -1 or ok == -1:
+            continue  # a key one of them does not know
+        if k == IMA_EXT_0:
+            rv &= ~VECTOR_BITS
+        if rv != ov:
+            diffs.append(f"key {k}: ref {rv:#x}, ours {ov:#x}")
+    known_ours = {k for k, (key, _) in ours.syscall.items() if key != -1}
+    known_ref = {k for k, (key, _) in ref.syscall.items() if key != -1}
+    assert not diffs, "\n".join(diffs)
+    assert known_ref <= known_ours, f"keys the reference knows and ours not: {known_ref - known_ours}"
+
+
+# ---- semantics, on the session's board (environment -cpu, two harts) ----
+
+def test_unknown_keys(board_is_riscv, shell):
+    rc, err, pairs = query(shell, "-- 0 1000 -5 4 0x7fffffffffffffff")
+    assert (rc, err) == (0, "0")
+    assert pairs[0][0] == 0 and pairs[3][0] == 4
+    for i in (1, 2, 4):
+        assert pairs[i] == (-1, 0), f"unknown key answered {pairs[i]}"
+
+
+def test_flags_rejected(board_is_riscv, shell):
+    # bit 0 is RISCV_HWPROBE_WHICH_CPUS on later kernels; bit 1 is nobody's
+    for flags in ("0x2", "0x80000000"):
+        rc, err, _ = query(shell, f"-f {flags} 0")
+        assert (rc, err) == (-1, "EINVAL"), f"flags {flags}"
+
+
+def test_cpu_sets(board_is_riscv, shell):
+    _, _, everything = query(shell)
+    for cpus in ("0-1", "0", "1"):
+        rc, err, pairs = query(shell, f"-c {cpus}")
+        assert (rc, err) == (0, "0"), f"CPUs {cpus}"
+        assert pairs == everything, f"CPUs {cpus} answer differently from all online CPUs"
+    # a set much larger than the kernel's CPU mask
+    rc, err, pairs = query(shell, "-c 0 -s 4096")
+    assert (rc, err) == (0, "0") and pairs == everything
+    # CPUs that do not exist
+    rc, err, _ = query(shell, "-c 100-127")
+    assert (rc, err) == (-1, "EINVAL")
+
+
+def test_offline_cpus(board_is_riscv, shell):
+    online = "/sys/devices/system/cpu/cpu1/online"
+    _, _, before = query(shell)
+    shell.run_check(f"echo 0 > {online}")
+    try:
+        assert shell.run_check(f"cat {online}")[0] == "0"
+        rc, err, _ = query(shell, "-c 1")
+        assert (rc, err) == (-1, "EINVAL"), "a set of only offline CPUs must be EINVAL"
+        rc, err, pairs = query(shell, "-c 0-1")
+        assert (rc, err, pairs) == (0, "0", before)
+        # the vDSO's cached answers follow the online CPUs
+        assert query(shell, "-v") == query(shell)
+    finally:
+        shell.run_check(f"echo 1 > {online}")
+    assert query(shell, "-c 1")[:2] == (0, "0")
+    assert query(shell, "-v") == (0, "0", before)
+
+
+def test_bad_pointers(board_is_riscv, shell, kernel_under_test):
+    assert query(shell, "-P 0 1")[:2] == (-1, "EFAULT")
+    assert query(shell, "-C -s 128 0")[:2] == (-1, "EFAULT")
+    # nothing to read or write: the bad pointer is never touched
+    assert query(shell, "-P -n 0") == (0, "0", [])
+    if kernel_under_test == "ours":
+        # through the vDSO, a CPU set goes to the kernel and faults there.
+        # (6.12's vDSO answers any CPU set from its cache when all harts
+        # are alike, without reading the set.)
+        assert query(shell, "-v -C -s 128 0")[:2] == (-1, "EFAULT")
+
+
+def test_vdso_symbol_and_fallback(board_is_riscv, shell, kernel_under_test):
+    assert shell.run_check("hwprobe vdso")[0].startswith("__vdso_riscv_hwprobe 0x")
+    for args in ("-c 0", "-c 1", "-c 0 -s 4096"):
+        assert query(shell, "-v " + args) == query(shell, args), args
+    assert query(shell, "-v -f 0x2 0")[:2] == (-1, "EINVAL")
+    if kernel_under_test == "ours":
+        # a set without online CPUs goes to the kernel (see test_bad_pointers)
+        assert query(shell, "-v -c 100-127")[:2] == (-1, "EINVAL")
+
+
+@pytest.mark.patched  # a property of our implementation; ~4 minutes
+def test_many_calls_no_memory_growth(board_is_riscv, shell):
+    """10^6 system calls (two processes, one per hart, one key per call):
+    every call succeeds, answers do not change, and neither the process nor
+    the kernel slab grows (background noise is some tens of kB)."""
+    out = shell.run_check("hwprobe loop 500000 & hwprobe loop 500000; wait", timeout=3000)
+    results = [re.search(r"calls=(\d+) rss_kb=(\d+)->(\d+) slab_kb=(\d+)->(\d+)", line) for line in out]
+    results = [m for m in results if m]
+    assert len(results) == 2, out
+    assert sum(int(m.group(1)) for m in results) == 10**6
+    for m in results:
+        rss0, rss1, slab0, slab1 = (int(m.group(i)) for i in (2, 3, 4, 5))
+        assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
+        # a leak of even 8 bytes per call would be ~4 MB here
+        assert slab1 - slab0 < 1024, f"kernel slab grew from {slab0} to {slab1} kB"
+
+
+def test_kselftest(board_is_riscv, shell, subtests):
+    """The kernel's own riscv hwprobe kselftests, KTAP parsed per case."""
+    progs = shell.run_check("ls /usr/bin | grep '^kselftest-riscv-hwprobe-' || true")
+    assert "kselftest-riscv-hwprobe-hwprobe" in progs, f"no hwprobe kselftest in the initramfs: {progs}"
+    for prog in progs:
+        out, _, rc = shell.run(prog, timeout=600)
+        plan = next((int(m.group(1)) for m in (re.match(r"1\.\.(\d+)", line) for line in out) if m), None)
+        cases = [m for m in (re.match(r"(not ok|ok) (\d+) (.*)", line) for line in out) if m]
+        totals = next((line for line in out if line.startswith("# Totals:")), "")
+        for m in cases:
+            with subtests.test(msg=f"{prog} {m.group(2)} {m.group(3)}"):
+                assert m.group(1) == "ok" or "# SKIP" in m.group(3), "\n".join(out[-20:])
+        with subtests.test(msg=f"{prog} summary"):
+            assert rc == 0, f"{prog} exited {rc}: " + "\n".join(out[-20:])
+            assert re.search(r"fail:0 .*error:0", totals), f"{prog}: {totals!r}"
+            if plan is None:
+                # a program that enables no test on this CPU (the 6.12 cbo
+                # test without Zicbom/Zicboz) prints no plan and no result
+                assert not cases, f"{prog}: results without a plan"
+            else:
+                assert len(cases) == plan, f"{prog}: plan {plan}, {len(cases)} results"
+
+
+def test_benchmark(board_is_riscv, shell, pytestconfig):
+    """Figures only (no timing assertion): ns per call of the vDSO, the
+    system call and parsing /proc/cpuinfo, with their ratios."""
+    out = shell.run_check("hwprobe bench 20000", timeout=1200)
+    print("\n" + "\n".join(out))
+    logdir = pytestconfig.option.lg_log
+    if logdir:
+        (Path(logdir) / "hwprobe-bench.txt").write_text("\n".join(out) + "\n")
+    assert any(line.startswith("bench vdso_ns=") for line in out)

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hwprobe: drive riscv_hwprobe from the guest, for tests/boot/test_hwprobe.py.
+ *
+ * Built static against the UAPI headers of the kernel under test
+ * (make headers_install), so it also checks that <asm/hwprobe.h> and
+ * <asm/unistd.h> carry the ABI values.
+ *
+ *   hwprobe query [-v] [-c CPULIST] [-s SETSIZE] [-f FLAGS] [-n COUNT]
+ *                 [-P] [-C] [KEY...]
+ *       one call (-v: through the vDSO); prints "rc=R errno=E" then
+ *       "KEY VALUE" per pair (VALUE in hex). KEYs default to 0..15.
+ *       -c: CPU list ("0", "1", "0-1", "0,3"); -s: cpusetsize in bytes
+ *       (default: the cpu_set_t size when -c is given, else 0);
+ *       -P/-C: pass an unmapped pointer as pairs/cpus; -n: pair_count.
+ *   hwprobe vdso       prints the address of __vdso_riscv_hwprobe or fails
+ *   hwprobe loop N     N calls; prints kB of RSS and of kernel slab before
+ *                      and after, fails if any call fails or answers change
+ *   hwprobe bench N    ns per call: vDSO, system call, /proc/cpuinfo parse
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asm/hwprobe.h>
+#include <asm/unistd.h>
+
+/* The 6.4 ABI, bit for bit. */
+_Static_assert(__NR_riscv_hwprobe == 258, "syscall number");
+_Static_assert(sizeof(struct riscv_hwprobe) == 16, "pair size");
+_Static_assert(RISCV_HWPROBE_KEY_MVENDORID == 0 && RISCV_HWPROBE_KEY_MARCHID == 1 &&
+	       RISCV_HWPROBE_KEY_MIMPID == 2 && RISCV_HWPROBE_KEY_BASE_BEHAVIOR == 3 &&
+	       RISCV_HWPROBE_KEY_IMA_EXT_0 == 4 && RISCV_HWPROBE_KEY_CPUPERF_0 == 5, "keys");
+_Static_assert(RISCV_HWPROBE_BASE_BEHAVIOR_IMA == 1 && RISCV_HWPROBE_IMA_FD == 1 &&
+	       RISCV_HWPROBE_IMA_C == 2, "bits");
+_Static_assert(RISCV_HWPROBE_MISALIGNED_UNKNOWN == 0 && RISCV_HWPROBE_MISALIGNED_EMULATED == 1 &&
+	       RISCV_HWPROBE_MISALIGNED_SLOW == 2 && RISCV_HWPROBE_MISALIGNED_FAST == 3 &&
+	       RISCV_HWPROBE_MISALIGNED_UNSUPPORTED == 4 && RISCV_HWPROBE_MISALIGNED_MASK == 7,
+	       "misaligned values");
+
+#define MAX_PAIRS 64
+#define BAD_PTR ((void *)16)
+
+typedef long (*hwprobe_fn)(struct riscv_hwprobe *, size_t, size_t, void *, unsigned int);
+
+static long sys_hwprobe(struct riscv_hwprobe *p, size_t n, size_t setsize, void *cpus,
+			unsigned int flags)
+{
+	return syscall(__NR_riscv_hwprobe, p, n, setsize, cpus, flags);
+}
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "hwprobe: %s\n", msg);
+	exit(2);
+}
+
+/* ---- finding __vdso_riscv_hwprobe in the vDSO image ---- */
+
+static hwprobe_fn vdso_lookup(const char *want)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Phdr *ph;
+	const Elf64_Dyn *dyn = NULL;
+	const Elf64_Sym *sym = NULL;
+	const char *str = NULL;
+	const Elf64_Word *hash = NULL;
+	uintptr_t base = 0;
+	int have_load = 0;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return NULL;
+	ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !have_load) {
+			base = (uintptr_t)eh + ph[i].p_offset - ph[i].p_vaddr;
+			have_load = 1;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = (const Elf64_Dyn *)((const char *)eh + ph[i].p_offset);
+		}
+	}
+	if (!have_load || !dyn)
+		return NULL;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			sym = (const Elf64_Sym *)(base + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			str = (const char *)(base + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const Elf64_Word *)(base + dyn->d_un.d_ptr);
+	}
+	if (!sym || !str || !hash)
+		return NULL;
+	/* DT_HASH: nbucket, nchain; nchain is the number of symbols */
+	for (Elf64_Word i = 0; i < hash[1]; i++) {
+		if (sym[i].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC)
+			continue;
+		if (!strcmp(str + sym[i].st_name, want))
+			return (hwprobe_fn)(base + sym[i].st_value);
+	}
+	return NULL;
+}
+
+static hwprobe_fn vdso_hwprobe(void)
+{
+	hwprobe_fn f = vdso_lookup("__vdso_riscv_hwprobe");
+
+	if (!f)
+		die("__vdso_riscv_hwprobe not found in the vDSO");
+	return f;
+}
+
+/* ---- query ---- */
+
+static void parse_cpus(const char *list, cpu_set_t *set)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+
+	CPU_ZERO(set);
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long a = strtol(tok, &end, 10), b = a;
+
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (*end || a < 0 || b < a || b >= CPU_SETSIZE)
+			die("bad CPU list");
+		for (long c = a; c <= b; c++)
+			CPU_SET(c, set);
+	}
+	free(copy);
+}
+
+static int cmd_query(int argc, char **argv)
+{
+	struct riscv_hwprobe pairs[MAX_PAIRS];
+	static char setbuf[8192];
+	size_t n = 0, count, setsize = 0;
+	long flags = 0, count_override = -1;
+	int use_vdso = 0, bad_pairs = 0, bad_cpus = 0, have_set = 0, have_size = 0;
+	hwprobe_fn fn = sys_hwprobe;
+	void *cpus = NULL;
+	long rc;
+	int opt, err;
+
+	while ((opt = getopt(argc, argv, "vc:s:f:n:PC")) != -1) {
+		switch (opt) {
+		case 'v': use_vdso = 1; break;
+		case 'c': parse_cpus(optarg, (cpu_set_t *)setbuf); have_set = 1; break;
+		case 's': setsize = strtoul(optarg, NULL, 0); have_size = 1; break;
+		case 'f': flags = strtol(optarg, NULL, 0); break;
+		case 'n': count_override = strtol(optarg, NULL, 0); break;
+		case 'P': bad_pairs = 1; break;
+		case 'C': bad_cpus = 1; break;
+		default: die("usage: hwprobe query [-v] [-c CPUS] [-s SIZE] [-f FLAGS] [-n COUNT] [-P] [-C] [KEY...]");
+		}
+	}
+	if (setsize > sizeof(setbuf))
+		die("set size too large");
+	if (have_set) {
+		cpus = setbuf;
+		if (!have_size)
+			setsize = sizeof(cpu_set_t);
+	}
+	if (bad_cpus)
+		cpus = BAD_PTR;
+	for (int i = optind; i < argc && n < MAX_PAIRS; i++)
+		pairs[n++].key = strtoll(argv[i], NULL, 0);
+	if (optind == argc)
+		for (n = 0; n < 16; n++)
+			pairs[n].key = n;
+	for (size_t i = 0; i < n; i++)
+		pairs[i].value = 0x5a5a5a5a5a5a5a5aULL;	/* the kernel must overwrite */
+	count = count_override >= 0 ? (size_t)count_override : n;
+	if (use_vdso)
+		fn = vdso_hwprobe();
+	errno = 0;
+	rc = fn(bad_pairs ? BAD_PTR : pairs, count, setsize, cpus, flags);
+	/* the vDSO returns -errno like the raw call; syscall(2) sets errno */
+	if (use_vdso && rc < 0) {
+		err = -rc;
+		rc = -1;
+	} else {
+		err = rc < 0 ? errno : 0;
+	}
+	printf("rc=%ld errno=%s\n", rc, err ? strerrorname_np(err) : "0");
+	if (rc == 0)
+		for (size_t i = 0; i < count && i < n; i++)
+			printf("%lld 0x%llx\n", (long long)pairs[i].key,
+			       (unsigned long long)pairs[i].value);
+	return 0;
+}
+
+/* ---- loop: no memory growth over many calls ---- */
+
+static long meminfo_kb(const char *file, const char *field)
+{
+	char line[256];
+	size_t len = strlen(field);
+	long v = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		die("cannot open /proc files");
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':')
+			v = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	if (v < 0)
+		die("field missing in /proc file");
+	return v;
+}
+
+static int cmd_loop(long n)
+{
+	struct riscv_hwprobe first[10], p;
+	cpu_set_t set;
+	long rss0, slab0, rss1, slab1;
+
+	for (int i = 0; i < 10; i++)
+		first[i].key = i;
+	if (sys_hwprobe(first, 10, 0, NULL, 0))
+		die("first call failed");
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	rss0 = meminfo_kb("/proc/self/status", "VmRSS");
+	slab0 = meminfo_kb("/proc/meminfo", "Slab");
+	for (long i = 0; i < n; i++) {
+		/* one key per call, cycling; the all-CPU and explicit-set paths alternate */
+		p.key = i % 10;
+		if (sys_hwprobe(&p, 1, i & 1 ? sizeof(set) : 0, i & 1 ? &set : NULL, 0)) {
+			printf("call %ld failed: %s\n", i, strerror(errno));
+			return 1;
+		}
+		if (!(i & 1) && memcmp(&p, &first[i % 10], sizeof(p))) {
+			printf("call %ld: key %lld answer changed\n", i, (long long)p.key);
+			return 1;
+		}
+	}
+	rss1 = meminfo_kb("/proc/self/status", "VmRSS");
+	slab1 = meminfo_kb("/proc/meminfo", "Slab");
+	printf("calls=%ld rss_kb=%ld->%ld slab_kb=%ld->%ld\n", n, rss0, rss1, slab0, slab1);
+	return 0;
+}
+
+/* ---- bench ---- */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* the facts keys 0-4 give, the way a library without hwprobe finds them */
+static int parse_cpuinfo(unsigned long *vendor, unsigned long *arch, unsigned long *imp,
+			 int *has_c)
+{
+	static char buf[65536];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	size_t len;
+	char *line, *save = NULL;
+	int cpus = 0;
+
+	if (!f)
+		return -1;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	*has_c = 1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon)
+			continue;
+		if (!strncmp(line, "processor", 9))
+			cpus++;
+		else if (!strncmp(line, "mvendorid", 9))
+			*vendor = strtoul(colon + 1, NULL, 0);
+		else if (!strncmp(line, "marchid", 7))
+			*arch = strtoul(colon + 1, NULL, 0);
+		else if (!strncmp(line, "mimpid", 6))
+			*imp = strtoul(colon + 1, NULL, 0);
+		else if (!strncmp(line, "isa", 3)) {
+			char *isa = colon + 2, *us = strchr(isa, '_');
+			size_t single = us ? (size_t)(us - isa) : strlen(isa);
+
+			if (!memchr(isa + 4, 'c', single > 4 ? single - 4 : 0))
+				*has_c = 0;
+		}
+	}
+	return cpus;
+}
+
+static int cmd_bench(long n)
+{
+	struct riscv_hwprobe p[5];
+	hwprobe_fn vdso = vdso_hwprobe();
+	unsigned long v, a, i;
+	int c;
+	double t0, t_vdso, t_sys, t_null, t_cpuinfo;
+	long m = n / 100 > 0 ? n / 100 : 1;
+
+	t0 = now_ns();
+	for (long k = 0; k < n; k++) {
+		for (int j = 0; j < 5; j++)
+			p[j].key = j;
+		if (vdso(p, 5, 0, NULL, 0))
+			die("vdso call failed");
+	}
+	t_vdso = (now_ns() - t0) / n;
+	t0 = now_ns();
+	for (long k = 0; k < n; k++) {
+		for (int j = 0; j < 5; j++)
+			p[j].key = j;
+		if (sys_hwprobe(p, 5, 0, NULL, 0))
+			die("system call failed");
+	}
+	t_sys = (now_ns() - t0) / n;
+	t0 = now_ns();
+	for (long k = 0; k < n; k++)
+		syscall(SYS_getppid);
+	t_null = (now_ns() - t0) / n;
+	t0 = now_ns();
+	for (long k = 0; k < m; k++)
+		if (parse_cpuinfo(&v, &a, &i, &c) <= 0)
+			die("cannot parse /proc/cpuinfo");
+	t_cpuinfo = (now_ns() - t0) / m;
+	printf("bench vdso_ns=%.1f syscall_ns=%.1f getppid_ns=%.1f cpuinfo_ns=%.1f\n", t_vdso,
+	       t_sys, t_null, t_cpuinfo);
+	printf("bench syscall/vdso=%.1fx cpuinfo/vdso=%.1fx cpuinfo/syscall=%.1fx\n",
+	       t_sys / t_vdso, t_cpuinfo / t_vdso, t_cpuinfo / t_sys);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		die("usage: hwprobe query|vdso|loop N|bench N");
+	if (!strcmp(argv[1], "query"))
+		return cmd_query(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "vdso")) {
+		printf("__vdso_riscv_hwprobe %p\n", (void *)vdso_hwprobe());
+		return 0;
+	}
+	if (!strcmp(argv[1], "loop") && argc == 3)
+		return cmd_loop(strtol(argv[2], NULL, 0));
+	if (!strcmp(argv[1], "bench") && argc == 3)
+		return cmd_bench(strtol(argv[2], NULL, 0));
+	die("usage: hwprobe query|vdso|loop N|bench N");
+}
