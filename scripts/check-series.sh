@@ -54,16 +54,17 @@ git -C "$src" worktree prune
 git -C "$src" worktree add -q --detach "$wt" nvlab-base
 SRC=$wt KOUT=$BUILD/series-build/kernel
 mkdir -p "$KOUT"
-kmake -s "$BASE_CONFIG" >>"$log" 2>&1
-(cd "$SRC" && scripts/kconfig/merge_config.sh -m -O "$KOUT" "$KOUT/.config" \
-	"$BOARD_DIR/config.fragment" "$BOARD_DIR/config-ours.fragment") >>"$log" 2>&1
-kmake -s olddefconfig >>"$log" 2>&1
 i=0
 for c in $(git -C "$src" rev-list --reverse nvlab-base..HEAD); do
 	i=$((i + 1))
 	git -C "$wt" checkout -q "$c"
 	t0=$(date +%s)
 	stage series "build $i/$n: $(git -C "$wt" log -1 --format=%s) (log: $log)"
+	# the board's configuration at every step, so options a patch adds
+	# (e.g. its KUnit test) are built from the patch that adds them
+	run_logged "series build $i" "$log" kmake -s "$BASE_CONFIG"
+	run_logged "series build $i" "$log" env -C "$SRC" scripts/kconfig/merge_config.sh -m -O "$KOUT" \
+		"$KOUT/.config" "$BOARD_DIR/config.fragment" "$BOARD_DIR/config-ours.fragment"
 	run_logged "series build $i" "$log" kmake olddefconfig "${KERNEL_IMAGE##*/}"
 	run_logged "series build $i" "$log" kmake -s headers_install INSTALL_HDR_PATH="$KOUT/hdr"
 	stage series "build $i/$n: ok in $(elapsed "$t0")"
