@@ -19,8 +19,7 @@ pytestmark = pytest.mark.needs("hwprobe")
 # UAPI facts (spec/hwprobe.md, arch/riscv/include/uapi/asm/hwprobe.h)
 MVENDORID, MARCHID, MIMPID, BASE_BEHAVIOR, IMA_EXT_0, CPUPERF_0 = range(6)
 ZICBOZ_BLOCK_SIZE, HIGHEST_VIRT_ADDRESS, TIME_CSR_FREQ, MISALIGNED_SCALAR_PERF = range(6, 10)
-KEYS_64 = range(0, 6)       # the 6.4 series
-KEYS_ALL = range(0, 10)     # with the later keys both kernels answer
+KEYS_ALL = range(0, 10)  # the 6.4 keys 0-5 and the later 6-9, answered by both kernels
 BASE_BEHAVIOR_IMA = 1 << 0
 MISALIGNED_SLOW, MISALIGNED_FAST = 2, 3
 EXT_BITS = {  # IMA_EXT_0 bit of each QEMU property
