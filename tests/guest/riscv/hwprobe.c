@@ -302,31 +302,32 @@ static int parse_cpuinfo(unsigned long *vendor, unsigned long *arch, unsigned lo
 	return cpus;
 }
 
-static int cmd_bench(long n)
+/* ns per all-CPU query of keys 0-4 through @fn, over @n calls */
+static double ns_per_query(hwprobe_fn fn, long n, const char *what)
 {
 	struct riscv_hwprobe p[5];
-	hwprobe_fn vdso = vdso_hwprobe();
+	double t0 = now_ns();
+
+	for (long k = 0; k < n; k++) {
+		for (int j = 0; j < 5; j++)
+			p[j].key = j;
+		if (fn(p, 5, 0, NULL, 0)) {
+			fprintf(stderr, "hwprobe: %s call failed\n", what);
+			exit(2);
+		}
+	}
+	return (now_ns() - t0) / n;
+}
+
+static int cmd_bench(long n)
+{
 	unsigned long v, a, i;
 	int c;
 	double t0, t_vdso, t_sys, t_null, t_cpuinfo;
 	long m = n / 100 > 0 ? n / 100 : 1;
 
-	t0 = now_ns();
-	for (long k = 0; k < n; k++) {
-		for (int j = 0; j < 5; j++)
-			p[j].key = j;
-		if (vdso(p, 5, 0, NULL, 0))
-			die("vdso call failed");
-	}
-	t_vdso = (now_ns() - t0) / n;
-	t0 = now_ns();
-	for (long k = 0; k < n; k++) {
-		for (int j = 0; j < 5; j++)
-			p[j].key = j;
-		if (sys_hwprobe(p, 5, 0, NULL, 0))
-			die("system call failed");
-	}
-	t_sys = (now_ns() - t0) / n;
+	t_vdso = ns_per_query(vdso_hwprobe(), n, "vDSO");
+	t_sys = ns_per_query(sys_hwprobe, n, "system");
 	t0 = now_ns();
 	for (long k = 0; k < n; k++)
 		syscall(SYS_getppid);
