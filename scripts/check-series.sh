@@ -16,10 +16,10 @@ tmp=$BUILD/series-check
 rm -rf "$tmp" && mkdir -p "$tmp"
 fail=0
 n=0
-while read -r p; do
-	case "$p" in "" | \#*) continue ;; esac
-	n=$((n + 1))
-	f=$TOP/kernel-patches/$p
+# check_patch FILE: checkpatch, maintainers of new files, sign-off
+check_patch() {
+	local f=$1 p out author nf
+	p=$(basename "$f")
 	out=$tmp/${p%.patch}.checkpatch
 	(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree --ignore FILE_PATH_CHANGES --show-types "$f") >"$out" 2>&1 || true
 	if ! grep -q '^total: 0 errors, 0 warnings, 0 checks' "$out"; then
@@ -39,7 +39,23 @@ while read -r p; do
 		echo "[series] $p: no Signed-off-by of its author ($author)" >&2
 		fail=1
 	fi
+}
+
+while read -r p; do
+	case "$p" in "" | \#*) continue ;; esac
+	n=$((n + 1))
+	check_patch "$TOP/kernel-patches/$p"
 done <"$TOP/kernel-patches/series"
+# the layouts/ commits that prepare-tree.sh puts on top of the series
+nl=$(git -C "$src" rev-list --count "nvlab-base..HEAD")
+nl=$((nl - n))
+if [ "$nl" -gt 0 ]; then
+	git -C "$src" format-patch -q --no-signature -"$nl" -o "$tmp/layouts" HEAD
+	for f in "$tmp"/layouts/*.patch; do
+		check_patch "$f"
+		n=$((n + 1))
+	done
+fi
 [ "$fail" = 0 ] || die "series check failed (checkpatch output in $tmp)"
 stage series "$n patch(es): checkpatch --strict clean, new files maintained, signed off"
 

@@ -80,22 +80,22 @@ stage "tree ours" "applied $n patch(es) from kernel-patches/series"
 
 # Layout drivers: layouts/drivers -> drivers/nvmem/layouts,
 # layouts/bindings -> Documentation/devicetree/bindings/nvmem/layouts.
-copied=0
-for pair in "drivers:drivers/nvmem/layouts" "bindings:Documentation/devicetree/bindings/nvmem/layouts"; do
-	from=$TOP/layouts/${pair%%:*}
+# layouts/: the bindings, then the drivers, each its own commit with the
+# message in layouts/<dir>.commit, authored like the series
+name=$(git -C "$TOP" config user.name 2>/dev/null || echo nvmem-lab)
+email=$(git -C "$TOP" config user.email 2>/dev/null || echo nvmem-lab@localhost)
+for pair in "bindings:Documentation/devicetree/bindings/nvmem/layouts" "drivers:drivers/nvmem/layouts"; do
+	sub=${pair%%:*}
+	from=$TOP/layouts/$sub
 	to=$dst/${pair#*:}
 	[ -d "$from" ] || continue
 	mkdir -p "$to"
 	cp -r "$from"/. "$to"/
-	# Debian's top-level .gitignore ignores everything: add explicitly
 	git -C "$dst" add -f "${pair#*:}"
-	copied=1
+	git -C "$dst" diff --cached --quiet && continue
+	run_logged "tree ours" "$log" git -c user.name="$name" -c user.email="$email" \
+		-c core.autocrlf=false -C "$dst" commit -q -s -F "$TOP/layouts/$sub.commit"
+	stage "tree ours" "committed layouts/$sub into the tree"
 done
-if [ "$copied" = 1 ] && ! git -C "$dst" diff --cached --quiet; then
-	run_logged "tree ours" "$log" git "${git_id[@]}" -C "$dst" commit -q -s \
-		-m "nvmem: layouts: add the nvmem-lab layout drivers" \
-		-m "Layout drivers and their bindings, maintained in the nvmem-lab layouts/ directory."
-	stage "tree ours" "committed layouts/ into the tree"
-fi
 echo "$want" >"$dst/.git/nvlab-inputs"
 stage "tree ours" "ready in $(elapsed "$t0"): $dst"

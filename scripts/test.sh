@@ -39,10 +39,12 @@ case " $matrix " in
 	;;
 esac
 
+dtbs=()
 for entry in $matrix; do
 	b=${entry%%:*} k=${entry#*:}
 	"$TOP/scripts/build-board.sh" "$b" "$k"
 	out=$BUILD/$b/$k
+	dtbs+=("$out/board.dtb")
 	logdir=$out/test-logs
 	rm -rf "$logdir" && mkdir -p "$logdir"
 	stage "test $b $k" "booting and testing (console: $logdir/console_main)"
@@ -57,6 +59,10 @@ for entry in $matrix; do
 		failed+=("$b:$k")
 	fi
 done
+
+# the layout binding schemas (dtschema), their examples, and the device
+# trees the boards booted with (dts/ overlays applied)
+"$TOP/scripts/check-bindings.sh" "${dtbs[@]}" || failed+=("bindings: dtschema")
 
 if [ ${#failed[@]} -gt 0 ]; then
 	stage test "FAILED: ${failed[*]} (total $(elapsed "$t_all"))"

@@ -152,4 +152,5 @@ static struct kunit_suite onie_tlv_kunit_suite = {
 	.exit = layout_kunit_exit,
 	.test_cases = onie_tlv_kunit_cases,
 };
+
 kunit_test_suite(onie_tlv_kunit_suite);

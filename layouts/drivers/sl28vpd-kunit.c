@@ -145,4 +145,5 @@ static struct kunit_suite sl28vpd_kunit_suite = {
 	.exit = layout_kunit_exit,
 	.test_cases = sl28vpd_kunit_cases,
 };
+
 kunit_test_suite(sl28vpd_kunit_suite);

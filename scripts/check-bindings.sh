@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# check-bindings.sh [DTB...]: the nvmem layout binding schemas of our tree
+# (kernel-patches/ + layouts/bindings/) with dtschema:
+#   - every schema passes dt-doc-validate (meta-schema);
+#   - every schema's examples compile and pass dt-validate;
+#   - every DTB given (the boards' device trees with their dts/ overlays)
+#     passes dt-validate against the layout schemas.
+# dt-validate reports problems on its output but exits 0: any report fails.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+"$TOP/scripts/prepare-tree.sh" ours
+bindings=$BUILD/src/linux-6.1/Documentation/devicetree/bindings
+layouts=$bindings/nvmem/layouts
+tmp=$BUILD/bindings
+rm -rf "$tmp" && mkdir -p "$tmp"
+fail=0
+
+# validate FILE.dtb: layout schemas only; prints what dt-validate reports
+validate() {
+	"$VENV/bin/dt-validate" -s "$tmp/processed.json" -l nvmem/layouts "$1" 2>&1
+}
+
+for s in "$layouts"/*.yaml "$bindings/nvmem/nvmem.yaml"; do
+	if ! "$VENV/bin/dt-doc-validate" -u "$bindings" "$s" >"$tmp/doc.log" 2>&1 || [ -s "$tmp/doc.log" ]; then
+		echo "[bindings] ${s#"$bindings"/}: dt-doc-validate:" >&2
+		cat "$tmp/doc.log" >&2
+		fail=1
+	fi
+done
+"$VENV/bin/dt-mk-schema" -j -o "$tmp/processed.json" "$layouts" || die "dt-mk-schema failed"
+
+n=0
+for s in "$layouts"/*.yaml; do
+	name=$(basename "$s" .yaml)
+	"$VENV/bin/dt-extract-example" "$s" >"$tmp/$name.dts"
+	if ! dtc -q -I dts -O dtb -o "$tmp/$name.dtb" "$tmp/$name.dts"; then
+		echo "[bindings] $name: the example does not compile" >&2
+		fail=1
+		continue
+	fi
+	out=$(validate "$tmp/$name.dtb")
+	if [ -n "$out" ]; then
+		echo "[bindings] $name: example: $out" >&2
+		fail=1
+	fi
+	n=$((n + 1))
+done
+
+for dtb in "$@"; do
+	out=$(validate "$dtb")
+	if [ -n "$out" ]; then
+		echo "[bindings] $dtb: $out" >&2
+		fail=1
+	fi
+done
+[ "$fail" = 0 ] || die "binding check failed"
+stage bindings "$n schema(s) and their examples valid; $# board DTB(s) valid against them"
