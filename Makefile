@@ -6,12 +6,13 @@
 #   make check-series           checkpatch --strict every patch and build the kernel after each
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
+#   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref
 BOARD  ?= riscv64-virt
 KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe fuzz
+.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe bench-layouts fuzz
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -49,6 +50,9 @@ bench-images: setup
 bench-hwprobe:
 	@$(MAKE) --no-print-directory board BOARD=riscv64-virt
 	@$(S)/boot.sh run riscv64-virt $(KERNEL) hwprobe-bench
+
+bench-layouts:
+	@$(S)/bench-layouts.sh
 
 fuzz: setup
 	@$(S)/fuzz.sh $(FUZZ_SECONDS)

@@ -15,9 +15,11 @@ def pytest_addoption(parser):
 
 # What each kernel under test implements. A test marked needs("x") runs only
 # on kernels listing x. Our 6.1 gains entries as the series brings them.
+# "layout:<compatible>": the nvmem layouts the kernel has.
+LAYOUTS = {"layout:fixed-layout", "layout:onie,tlv-layout", "layout:kontron,sl28-vpd"}
 KERNEL_FEATURES = {
-    "ours": {"hwprobe"},
-    "ref": {"layouts", "hwprobe"},
+    "ours": {"hwprobe", "layouts", "sysfs-cells"} | LAYOUTS,
+    "ref": {"hwprobe", "layouts", "sysfs-cells", "layout:u-boot,env"} | LAYOUTS,
 }
 
 
@@ -52,6 +54,11 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(scope="session")
 def kernel_under_test(pytestconfig):
     return pytestconfig.getoption("--nvlab-kernel")
+
+
+@pytest.fixture(scope="session")
+def kernel_features(kernel_under_test):
+    return KERNEL_FEATURES.get(kernel_under_test, set())
 
 
 @pytest.fixture(scope="session")

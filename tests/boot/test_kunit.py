@@ -11,6 +11,9 @@ import lab
 # Suites our config fragments enable, by the option that builds them.
 SUITES = {
     "CONFIG_RISCV_HWPROBE_KUNIT_TEST": "riscv_hwprobe",
+    "CONFIG_NVMEM_KUNIT_TEST": "nvmem_layouts",
+    "CONFIG_NVMEM_LAYOUT_ONIE_TLV_KUNIT_TEST": "nvmem_layout_onie_tlv",
+    "CONFIG_NVMEM_LAYOUT_SL28_VPD_KUNIT_TEST": "nvmem_layout_sl28vpd",
 }
 
 
