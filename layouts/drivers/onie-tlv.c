@@ -302,7 +302,12 @@ static int __init onie_tlv_init(void)
 {
 	return nvmem_layout_register(&onie_tlv_layout);
 }
-module_init(onie_tlv_init);
+/*
+ * Built in, the layout must be known before the first EEPROM or flash
+ * driver registers its devices, which happens at device_initcall: layouts
+ * are matched when a device registers.
+ */
+subsys_initcall(onie_tlv_init);
 
 static void __exit onie_tlv_exit(void)
 {

@@ -174,7 +174,12 @@ static int __init sl28vpd_init(void)
 
 	return nvmem_layout_register(&sl28vpd_layout);
 }
-module_init(sl28vpd_init);
+/*
+ * Built in, the layout must be known before the first EEPROM or flash
+ * driver registers its devices, which happens at device_initcall: layouts
+ * are matched when a device registers.
+ */
+subsys_initcall(sl28vpd_init);
 
 static void __exit sl28vpd_exit(void)
 {

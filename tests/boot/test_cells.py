@@ -165,7 +165,7 @@ def guest_mac_consumers(shell):
 def node_with_phandle(shell, phandle):
     out = shell.run_check(
         "cd /proc/device-tree && find . -name phandle | while read p; do "
-        f"[ \"$(od -An -tx1 $p | tr -d ' \\n')\" = {phandle:08x} ] && echo ${{p%/phandle}}; done")
+        f"[ \"$(od -An -tx1 $p | tr -d ' \\n')\" = {phandle:08x} ] && echo ${{p%/phandle}}; done; true")
     assert len(out) == 1, f"phandle {phandle:#x}: nodes {out}"
     return "/" + out[0].lstrip("./")
 
