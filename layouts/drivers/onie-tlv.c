@@ -298,15 +298,15 @@ static struct nvmem_layout onie_tlv_layout = {
 	.add_cells = onie_tlv_add_cells,
 };
 
-static int __init onie_tlv_init(void)
-{
-	return nvmem_layout_register(&onie_tlv_layout);
-}
 /*
  * Built in, the layout must be known before the first EEPROM or flash
  * driver registers its devices, which happens at device_initcall: layouts
  * are matched when a device registers.
  */
+static int __init onie_tlv_init(void)
+{
+	return nvmem_layout_register(&onie_tlv_layout);
+}
 subsys_initcall(onie_tlv_init);
 
 static void __exit onie_tlv_exit(void)

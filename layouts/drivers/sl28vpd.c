@@ -168,17 +168,17 @@ static struct nvmem_layout sl28vpd_layout = {
 	.add_cells = sl28vpd_add_cells,
 };
 
+/*
+ * Built in, the layout must be known before the first EEPROM or flash
+ * driver registers its devices, which happens at device_initcall: layouts
+ * are matched when a device registers.
+ */
 static int __init sl28vpd_init(void)
 {
 	crc8_populate_msb(sl28vpd_crc8_table, SL28VPD_CRC8_POLY);
 
 	return nvmem_layout_register(&sl28vpd_layout);
 }
-/*
- * Built in, the layout must be known before the first EEPROM or flash
- * driver registers its devices, which happens at device_initcall: layouts
- * are matched when a device registers.
- */
 subsys_initcall(sl28vpd_init);
 
 static void __exit sl28vpd_exit(void)

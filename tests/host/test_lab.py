@@ -10,8 +10,9 @@ def test_riscv_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 5
-    assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000"}
+    assert [a.kind for a in found] == ["rmem"] * 8
+    assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000",
+                                        "9f006000", "9f007000", "9f008000"}
     assert all(str(a.file).startswith("/img/") for a in found)
 
 
@@ -30,8 +31,10 @@ def test_arm_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = {a.id for a in lab.attachments(ENV / "ast2600-evb.yaml")}
-    assert found == {"mtd:spi0.0:bmc-flash.bin", "at24:8-0050:board-info.bin",
-                     "at24:8-0051:calib-blob.bin"}
+    assert found == {"mtd:spi0.0:bmc-flash.bin", "at24:8-0050:onie-switch.bin",
+                     "at24:8-0051:sl28-vpd.bin", "at24:8-0052:board-info.bin",
+                     "at24:8-0053:calib-blob.bin", "at24:8-0054:onie-bad-crc.bin",
+                     "at24:8-0055:sl28-bad-magic.bin"}
 
 
 def test_splat_patterns():
