@@ -69,6 +69,7 @@ def shell(strategy, target, pytestconfig):
     strategy.transition("shell")
     sh = target.get_driver(ShellDriver)
     boot_s = time.monotonic() - t0
+    lab.quiet_console(sh)
     print(f"\nnvlab: boot to shell in {boot_s:.1f} s")
     logdir = pytestconfig.option.lg_log
     if logdir:

@@ -99,6 +99,14 @@ def splat_patterns():
 
 # ---- in the guest, through a labgrid ShellDriver ----
 
+def quiet_console(shell):
+    """Keep late kernel messages (e.g. "random: crng init done") from landing
+    in the middle of command output on the serial console: only emergencies
+    go to the console from now on. The kernel log itself keeps everything;
+    the splat checks read it with dmesg."""
+    shell.run_check("dmesg -n 1")
+
+
 def nvmem_devices(shell):
     """name -> (resolved sysfs path, of_node path or '')"""
     out = shell.run_check(
@@ -196,6 +204,7 @@ def variant(env_path, cpu=None, smp=None, append="", out=None):
     try:
         strategy.transition("shell")
         sh = target.get_driver(ShellDriver)
+        quiet_console(sh)
         yield sh
         patterns = splat_patterns()
         bad = [line for line in sh.run_check("dmesg", timeout=120) if patterns.search(line)]
