@@ -106,4 +106,39 @@ layout_kunit_device(struct kunit *test, const void *image, size_t len,
 	return nvmem;
 }
 
+/* special values of layout_kunit_bad.pos */
+#define LAYOUT_KUNIT_UNCHANGED	-1	/* the good image as it is */
+#define LAYOUT_KUNIT_ERASED	-2	/* no image: the device holds only fill */
+#define LAYOUT_KUNIT_FIRST_BYTE	-3	/* only the first byte of the image */
+
+/* a malformed image: the good one with byte @pos set to @val */
+struct layout_kunit_bad {
+	const char *what;
+	size_t size;		/* of the device */
+	u8 fill;
+	int pos;
+	u8 val;
+	int err;		/* what the parser must return */
+};
+
+static void layout_kunit_bad_desc(const struct layout_kunit_bad *c, char *desc)
+{
+	strscpy(desc, c->what, KUNIT_PARAM_DESC_SIZE);
+}
+
+/* the image of case @c made from @good (@len bytes) in @image; its length */
+static size_t layout_kunit_bad_image(const struct layout_kunit_bad *c,
+				     const u8 *good, size_t len, u8 *image)
+{
+	memcpy(image, good, len);
+	if (c->pos >= 0)
+		image[c->pos] = c->val;
+	if (c->pos == LAYOUT_KUNIT_ERASED)
+		return 0;
+	if (c->pos == LAYOUT_KUNIT_FIRST_BYTE)
+		return 1;
+
+	return len;
+}
+
 #endif /* _NVMEM_LAYOUT_KUNIT_H */

@@ -87,17 +87,8 @@ static void onie_kunit_bad_keeps_device(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(back, image, sizeof(back)), 0);
 }
 
-struct onie_kunit_bad {
-	const char *what;
-	size_t size;		/* of the device */
-	u8 fill;
-	int pos;		/* byte of the good table to change, or -1 */
-	u8 val;
-	int err;
-};
-
-static const struct onie_kunit_bad onie_bad_cases[] = {
-	{ "truncated header", 8, 0xff, -1, 0, -EINVAL },
+static const struct layout_kunit_bad onie_bad_cases[] = {
+	{ "truncated header", 8, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
 	{ "bad magic", 256, 0xff, 0, 't', -EINVAL },
 	{ "bad version", 256, 0xff, 8, 2, -EINVAL },
 	{ "CRC mismatch", 256, 0xff, 40, 0xd9, -EBADMSG },
@@ -109,29 +100,18 @@ static const struct onie_kunit_bad onie_bad_cases[] = {
 	{ "CRC record of 3 bytes", 256, 0xff, 36, 0x03, -EINVAL },
 	{ "CRC record not last", 256, 0xff, 10, 0x1f, -EINVAL },
 	{ "truncated record", 256, 0xff, 10, 0x19, -EINVAL },
-	{ "all 0xff", 256, 0xff, -2, 0, -EINVAL },
-	{ "all 0x00", 256, 0x00, -2, 0, -EINVAL },
+	{ "all 0xff", 256, 0xff, LAYOUT_KUNIT_ERASED, 0, -EINVAL },
+	{ "all 0x00", 256, 0x00, LAYOUT_KUNIT_ERASED, 0, -EINVAL },
 };
 
-static void onie_kunit_bad_desc(const struct onie_kunit_bad *c, char *desc)
-{
-	strscpy(desc, c->what, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(onie_kunit_bad, onie_bad_cases, onie_kunit_bad_desc);
+KUNIT_ARRAY_PARAM(onie_kunit_bad, onie_bad_cases, layout_kunit_bad_desc);
 
 static void onie_kunit_malformed(struct kunit *test)
 {
-	const struct onie_kunit_bad *c = test->param_value;
+	const struct layout_kunit_bad *c = test->param_value;
 	struct layout_kunit *lk = test->priv;
 	u8 image[sizeof(onie_good)];
-	size_t len = sizeof(image);
-
-	memcpy(image, onie_good, sizeof(image));
-	if (c->pos >= 0)
-		image[c->pos] = c->val;
-	if (c->pos == -2)
-		len = 0;
+	size_t len = layout_kunit_bad_image(c, onie_good, sizeof(image), image);
 
 	KUNIT_EXPECT_EQ(test, onie_kunit_parse(test, image, len, c->size,
 					       c->fill), c->err);

@@ -81,50 +81,28 @@ static void sl28_kunit_bad_keeps_device(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(back, image, sizeof(back)), 0);
 }
 
-struct sl28_kunit_bad {
-	const char *what;
-	size_t size;		/* of the device */
-	u8 fill;
-	int pos;		/* byte of the good record to change, or -1 */
-	u8 val;
-	int err;
-};
-
-static const struct sl28_kunit_bad sl28_bad_cases[] = {
-	{ "device of 1 byte", 1, 0xff, -1, 0, -EINVAL },
-	{ "truncated record", sizeof(sl28_good) - 1, 0xff, -1, 0, -EINVAL },
+static const struct layout_kunit_bad sl28_bad_cases[] = {
+	{ "device of 1 byte", 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
+	{ "truncated record", sizeof(sl28_good) - 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
 	{ "bad magic", 256, 0xff, 0, 'v', -EINVAL },
 	{ "version 0", 256, 0xff, 1, 0, -EINVAL },
 	{ "version 2", 256, 0xff, 1, 2, -EINVAL },
 	{ "CRC mismatch", 256, 0xff, 23, 0x5b, -EBADMSG },
 	{ "serial changed under the CRC", 256, 0xff, 7, '1', -EBADMSG },
 	{ "MAC changed under the CRC", 256, 0xff, 22, 0x81, -EBADMSG },
-	{ "all 0xff", 256, 0xff, -2, 0, -EINVAL },
-	{ "all 0x00", 256, 0x00, -2, 0, -EINVAL },
-	{ "erased after the magic", 256, 0xff, -3, 0, -EINVAL },
+	{ "all 0xff", 256, 0xff, LAYOUT_KUNIT_ERASED, 0, -EINVAL },
+	{ "all 0x00", 256, 0x00, LAYOUT_KUNIT_ERASED, 0, -EINVAL },
+	{ "erased after the magic", 256, 0xff, LAYOUT_KUNIT_FIRST_BYTE, 0, -EINVAL },
 };
 
-static void sl28_kunit_bad_desc(const struct sl28_kunit_bad *c, char *desc)
-{
-	strscpy(desc, c->what, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(sl28_kunit_bad, sl28_bad_cases, sl28_kunit_bad_desc);
+KUNIT_ARRAY_PARAM(sl28_kunit_bad, sl28_bad_cases, layout_kunit_bad_desc);
 
 static void sl28_kunit_malformed(struct kunit *test)
 {
-	const struct sl28_kunit_bad *c = test->param_value;
+	const struct layout_kunit_bad *c = test->param_value;
 	struct layout_kunit *lk = test->priv;
 	u8 image[sizeof(sl28_good)];
-	size_t len = sizeof(image);
-
-	memcpy(image, sl28_good, sizeof(image));
-	if (c->pos >= 0)
-		image[c->pos] = c->val;
-	if (c->pos == -2)
-		len = 0;
-	if (c->pos == -3)
-		len = 1;
+	size_t len = layout_kunit_bad_image(c, sl28_good, sizeof(image), image);
 
 	KUNIT_EXPECT_EQ(test, sl28_kunit_parse(test, image, len, c->size,
 					       c->fill), c->err);
