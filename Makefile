@@ -7,12 +7,14 @@
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
 #   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref
+#   make bench-rust-locks                               Rust Mutex/SpinLock vs C mutex/spinlock, same kernel
+#   make rusttest                                       kernel Rust compile-fail suite (builds the riscv64-virt kernel)
 BOARD  ?= riscv64-virt
 KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe bench-layouts fuzz
+.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -53,6 +55,13 @@ bench-hwprobe:
 
 bench-layouts:
 	@$(S)/bench-layouts.sh
+
+bench-rust-locks: setup
+	@$(S)/bench-rust-locks.sh
+
+rusttest: setup
+	@$(S)/build-kernel.sh riscv64-virt ours
+	@$(S)/rust-compile-fail.sh
 
 fuzz: setup
 	@$(S)/fuzz.sh $(FUZZ_SECONDS)

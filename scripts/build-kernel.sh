@@ -52,5 +52,20 @@ rm -rf "$OUT/modroot"
 if grep -q '^CONFIG_MODULES=y' "$KOUT/.config"; then
 	run_logged "$tag" "$log" kmake INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
 fi
+# With Rust on: the kernel crate's doc examples as a module that runs them
+# (scripts/rust-doctests.py); they may use what the kernel crate itself
+# uses, hence allocator_api next to the features modules get.
+if [ "$KERNEL" = ours ] && grep -q '^CONFIG_RUST=y' "$KOUT/.config"; then
+	dt=$OUT/rust-doctests
+	stage "$tag" "building the Rust doc examples as rust_doctests.ko (log: $log)"
+	run_logged "$tag" "$log" python3 "$TOP/scripts/rust-doctests.py" "$SRC" "$dt"
+	run_logged "$tag" "$log" kmake M="$dt" rust_allowed_features=core_ffi_c,allocator_api modules
+	run_logged "$tag" "$log" kmake M="$dt" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
+	# the lock benchmark (scripts/bench-rust-locks.sh), built out of tree
+	bm=$OUT/rust-lock-bench
+	rm -rf "$bm" && cp -r "$TOP/tests/guest/rust-lock-bench" "$bm"
+	run_logged "$tag" "$log" kmake M="$bm" modules
+	run_logged "$tag" "$log" kmake M="$bm" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
+fi
 cp "$KOUT/$KERNEL_IMAGE" "$OUT/${KERNEL_IMAGE##*/}"
 stage "$tag" "done in $(elapsed "$t0"), log: $log"

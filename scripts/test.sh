@@ -60,6 +60,12 @@ for entry in $matrix; do
 	fi
 done
 
+# misuse of the kernel Rust API must not compile (against the riscv64-virt
+# kernel of this run, which has Rust)
+case " $matrix " in
+*" riscv64-virt:ours "*) "$TOP/scripts/rust-compile-fail.sh" || failed+=("rust: compile-fail suite") ;;
+esac
+
 # the layout binding schemas (dtschema), their examples, and the device
 # trees the boards booted with (dts/ overlays applied)
 "$TOP/scripts/check-bindings.sh" "${dtbs[@]}" || failed+=("bindings: dtschema")

@@ -164,3 +164,21 @@ def test_locked_by_wrong_owner_panics(pytestconfig):
     assert "right owner gave 7" in text, text[-3000:]
     assert "not the owner of this data" in text, text[-3000:]
     assert "wrong owner was not refused" not in text
+
+
+def test_doc_examples_run(shell, tmp_path, subtests):
+    """Every `# Examples` block of the kernel crate, compiled into
+    rust_doctests.ko by scripts/rust-doctests.py, runs and passes."""
+    _, code, log = _load(shell, "rust_doctests", "nvlab-rust-doctests-start")
+    (tmp_path / "dmesg.txt").write_text("\n".join(log) + "\n")
+    assert code == 0, f"insmod rust_doctests failed ({code})"
+    tree = lab.TOP / "build" / "src" / "linux-6.1"
+    result, parsed = _parse_ktap(tree, log, tmp_path)
+    cases = list(_cases(result))
+    # the suite's plan: the indented "1..N" (the top level says "1..1")
+    plan = [int(m.group(1)) for line in log for m in [re.search(r"rust_doctests: {5}1\.\.(\d+)$", line)] if m]
+    assert plan and len(cases) == plan[0] > 20, f"plan {plan}, parsed {len(cases)} cases\n{parsed[-2000:]}"
+    for _, name, status in cases:
+        with subtests.test(msg=name):
+            diag = [line for line in log if "    # " in line and "rust/kernel" in line]
+            assert status == "PASS", f"{name}: {status} {diag[:5]}"

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# rust-compile-fail.sh: the compile-fail suite of the kernel Rust API
+# (tests/rust-compile-fail, see its README). Every case is built as an
+# out-of-tree module against the riscv64-virt kernel (ours, Rust on):
+# pass_* must build, fail_* must fail with the diagnostic on their
+# "// expect:" line. Needs that kernel built (scripts/build-kernel.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+load_board riscv64-virt ours
+[ -e "$KOUT/rust/libkernel.rmeta" ] ||
+	die "no Rust kernel build in $KOUT: run 'make kernel BOARD=riscv64-virt' first"
+cases=$TOP/tests/rust-compile-fail
+work=$BUILD/rust-compile-fail
+rm -rf "$work" && mkdir -p "$work"
+fail=0 n=0
+for f in "$cases"/*.rs; do
+	name=$(basename "$f" .rs)
+	n=$((n + 1))
+	d=$work/$name
+	mkdir -p "$d"
+	cp "$f" "$d/$name.rs"
+	echo "obj-m := $name.o" >"$d/Kbuild"
+	log=$d/build.log
+	if kmake M="$d" modules >"$log" 2>&1; then built=1; else built=0; fi
+	case "$name" in
+	pass_*)
+		if [ "$built" = 1 ]; then
+			echo "[rust-compile-fail] $name: builds (as it must)"
+		else
+			echo "[rust-compile-fail] $name: FAILED to build (log: $log)" >&2
+			grep -E '^error' -A6 "$log" | head -n 30 >&2
+			fail=1
+		fi
+		;;
+	fail_*)
+		want=$(sed -n 's|^// expect: ||p' "$f")
+		[ -n "$want" ] || die "$f has no '// expect:' line"
+		if [ "$built" = 1 ]; then
+			echo "[rust-compile-fail] $name: BUILT, but must not (log: $log)" >&2
+			fail=1
+		elif grep -qF -- "$want" "$log"; then
+			echo "[rust-compile-fail] $name: refused: $want"
+		else
+			echo "[rust-compile-fail] $name: refused, but not with '$want' (log: $log)" >&2
+			grep -E '^error' -A6 "$log" | head -n 30 >&2
+			fail=1
+		fi
+		;;
+	*) die "$f: a case is named pass_* or fail_*" ;;
+	esac
+done
+[ "$fail" = 0 ] || die "compile-fail suite: failures above"
+stage rust-compile-fail "$n case(s) as expected"
