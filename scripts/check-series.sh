@@ -7,7 +7,9 @@
 #     maintained entry covering every new file;
 #   - every patch has a Signed-off-by matching its author;
 #   - with --build: every patch, applied in order, builds the riscv64-virt
-#     kernel (bisectability), in a separate worktree and build directory.
+#     kernel (LLVM, Rust on once a patch allows it) and the ast2600-evb
+#     kernel (arm, GCC, Rust off), with their modules (bisectability), in a
+#     separate worktree and build directories.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$TOP/scripts/prepare-tree.sh" ours
@@ -60,30 +62,41 @@ fi
 stage series "$n patch(es): checkpatch --strict clean, new files maintained, signed off"
 
 [ "${1:-}" = --build ] || exit 0
-# Bisectability: build each step in a worktree of the prepared tree.
-load_board riscv64-virt ours
+# Bisectability: build each step in a worktree of the prepared tree, for
+# riscv64-virt (LLVM, Rust on from the patch that allows it) and for
+# ast2600-evb (arm, GCC, Rust off).
 wt=$BUILD/src/linux-6.1-bisect
 log=$BUILD/logs/series-build.log
 : >"$log"
 git -C "$src" worktree remove --force "$wt" >/dev/null 2>&1 || rm -rf "$wt"
 git -C "$src" worktree prune
 git -C "$src" worktree add -q --detach "$wt" nvlab-base
-SRC=$wt KOUT=$BUILD/series-build/kernel
-mkdir -p "$KOUT"
-i=0
-for c in $(git -C "$src" rev-list --reverse nvlab-base..HEAD); do
-	i=$((i + 1))
-	git -C "$wt" checkout -q "$c"
-	t0=$(date +%s)
-	stage series "build $i/$n: $(git -C "$wt" log -1 --format=%s) (log: $log)"
-	# the board's configuration at every step, so options a patch adds
-	# (e.g. its KUnit test) are built from the patch that adds them
-	run_logged "series build $i" "$log" kmake -s "$BASE_CONFIG"
-	run_logged "series build $i" "$log" env -C "$SRC" scripts/kconfig/merge_config.sh -m -O "$KOUT" \
-		"$KOUT/.config" "$BOARD_DIR/config.fragment" "$BOARD_DIR/config-ours.fragment"
-	run_logged "series build $i" "$log" kmake olddefconfig "${KERNEL_IMAGE##*/}"
-	run_logged "series build $i" "$log" kmake -s headers_install INSTALL_HDR_PATH="$KOUT/hdr"
-	stage series "build $i/$n: ok in $(elapsed "$t0")"
+for board in riscv64-virt ast2600-evb; do
+	load_board "$board" ours
+	SRC=$wt KOUT=$BUILD/series-build/$board/kernel
+	mkdir -p "$KOUT"
+	targets=("${KERNEL_IMAGE##*/}")
+	frags=("$BOARD_DIR/config.fragment")
+	[ -f "$BOARD_DIR/config-ours.fragment" ] && frags+=("$BOARD_DIR/config-ours.fragment")
+	i=0
+	for c in $(git -C "$src" rev-list --reverse nvlab-base..HEAD); do
+		i=$((i + 1))
+		git -C "$wt" checkout -q "$c"
+		t0=$(date +%s)
+		stage series "$board build $i/$n: $(git -C "$wt" log -1 --format=%s) (log: $log)"
+		# the board's configuration at every step, so options a patch adds
+		# (e.g. its KUnit test) are built from the patch that adds them
+		run_logged "series build $i" "$log" kmake -s "$BASE_CONFIG"
+		run_logged "series build $i" "$log" env -C "$SRC" scripts/kconfig/merge_config.sh -m -O "$KOUT" \
+			"$KOUT/.config" "${frags[@]}"
+		run_logged "series build $i" "$log" kmake olddefconfig
+		# modules too where the board has them (the Rust self-test is one)
+		mods=()
+		grep -q '^CONFIG_MODULES=y' "$KOUT/.config" && mods=(modules)
+		run_logged "series build $i" "$log" kmake "${targets[@]}" "${mods[@]}"
+		run_logged "series build $i" "$log" kmake -s headers_install INSTALL_HDR_PATH="$KOUT/hdr"
+		stage series "$board build $i/$n: ok in $(elapsed "$t0")"
+	done
 done
 git -C "$src" worktree remove --force "$wt"
-stage series "all $n patches build one after the other"
+stage series "all $n patches build one after the other on riscv64-virt and ast2600-evb"
