@@ -2,11 +2,13 @@
 to find it again inside the guest."""
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +92,16 @@ def attachments(env_path):
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
+
+
+def kunit_parse(tree, log, json_path):
+    """Parse a kernel log holding KTAP output with the tree's own
+    tools/testing/kunit/kunit.py; returns its JSON result and its text
+    report (for failure messages)."""
+    r = subprocess.run([sys.executable, str(Path(tree) / "tools/testing/kunit/kunit.py"), "parse",
+                        f"--json={json_path}", str(log)],
+                       capture_output=True, text=True)
+    return json.loads(Path(json_path).read_text()), r.stdout
 
 
 def splat_patterns():

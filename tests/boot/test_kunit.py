@@ -1,9 +1,6 @@
 """KUnit suites built into the kernel under test ran at boot and passed.
 The kernel log is parsed with the kernel's own tools/testing/kunit/kunit.py."""
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import lab
@@ -39,13 +36,10 @@ def test_kunit_suites_pass(shell, kernel_under_test, tmp_path, subtests):
     if "KTAP version" not in log.read_text() and "TAP version" not in log.read_text():
         assert not want, f"no KUnit output in the kernel log, expected suites {sorted(want)}"
         return
-    r = subprocess.run([sys.executable, str(tree / "tools/testing/kunit/kunit.py"), "parse",
-                        f"--json={tmp_path / 'kunit.json'}", str(log)],
-                       capture_output=True, text=True)
-    result = json.loads((tmp_path / "kunit.json").read_text())
+    result, report = lab.kunit_parse(tree, log, tmp_path / "kunit.json")
     cases = list(_cases(result))
     ran = {name.split("/")[-1].split(".")[0] for name, _ in cases}
-    assert want <= ran, f"suites {sorted(want - ran)} did not run (ran: {sorted(ran)})\n{r.stdout[-2000:]}"
+    assert want <= ran, f"suites {sorted(want - ran)} did not run (ran: {sorted(ran)})\n{report[-2000:]}"
     for name, status in cases:
         with subtests.test(msg=name):
-            assert status in ("PASS", "SKIP"), f"{name}: {status}\n{r.stdout[-2000:]}"
+            assert status in ("PASS", "SKIP"), f"{name}: {status}\n{report[-2000:]}"

@@ -9,11 +9,8 @@ the shell that loaded it, the lock classes in /proc/lockdep, and, in boots
 of their own, the two opt-in negative tests (a lock-order inversion that
 lockdep must report, a LockedBy access with the wrong owner that must
 panic)."""
-import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,11 +52,7 @@ def _load(sh, name, marker):
 def _parse_ktap(tree, lines, tmp_path):
     text = tmp_path / "ktap.txt"
     text.write_text("\n".join(lines) + "\n")
-    r = subprocess.run([sys.executable, str(tree / "tools/testing/kunit/kunit.py"), "parse",
-                        f"--json={tmp_path / 'ktap.json'}", str(text)],
-                       capture_output=True, text=True)
-    result = json.loads((tmp_path / "ktap.json").read_text())
-    return result, r.stdout
+    return lab.kunit_parse(tree, text, tmp_path / "ktap.json")
 
 
 @pytest.fixture(scope="module")
