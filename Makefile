@@ -47,7 +47,7 @@ test: setup
 	@$(S)/test.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),all)
 
 bench-images: setup
-	@cargo run -q --release -p nvmem-image --example env_bench
+	@$(S)/cargo.sh run -q --release -p nvmem-image --example env_bench
 
 bench-hwprobe:
 	@$(MAKE) --no-print-directory board BOARD=riscv64-virt

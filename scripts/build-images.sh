@@ -4,8 +4,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
-need cargo "cargo (rustup)"
-(cd "$TOP" && cargo build -q --release -p nvmem-image)
+host_cargo_ok || die "no Rust >= $(host_rust_min) with clippy and rustfmt for the host tools: run 'make setup'"
+(cd "$TOP" && host_cargo build -q --release -p nvmem-image)
 tool=$TOP/target/release/nvmem-image
 mkdir -p "$BUILD/images"
 n=0

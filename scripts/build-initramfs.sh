@@ -23,10 +23,13 @@ fi
 
 "$TOP/scripts/build-guest.sh" "$BOARD" "$KERNEL"
 
-gic=$BUILD/tools/gen_init_cpio
-if [ ! -x "$gic" ] || [ "$BUILD/src/linux-6.1/usr/gen_init_cpio.c" -nt "$gic" ]; then
+# gen_init_cpio of the tree being booted (each kernel's run needs only its
+# own tree)
+gic=$BUILD/tools/gen_init_cpio-$KERNEL
+[ -e "$SRC/usr/gen_init_cpio.c" ] || die "[$tag] $SRC/usr/gen_init_cpio.c missing: run 'make kernel BOARD=$BOARD KERNEL=$KERNEL'"
+if [ ! -x "$gic" ] || [ "$SRC/usr/gen_init_cpio.c" -nt "$gic" ]; then
 	mkdir -p "$BUILD/tools"
-	gcc -O2 -o "$gic" "$BUILD/src/linux-6.1/usr/gen_init_cpio.c"
+	gcc -O2 -o "$gic" "$SRC/usr/gen_init_cpio.c"
 fi
 
 list=$OUT/initramfs.list

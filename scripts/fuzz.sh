@@ -14,7 +14,7 @@ command -v cargo-fuzz >/dev/null || die "cargo-fuzz not found: cargo install car
 crate=$TOP/eeprom-images/nvmem-image
 out=$BUILD/fuzz
 mkdir -p "$out"
-(cd "$crate" && RUSTC_BOOTSTRAP=1 cargo fuzz build -O >"$out/build.log" 2>&1) ||
+(cd "$crate" && RUSTC_BOOTSTRAP=1 host_cargo fuzz build -O >"$out/build.log" 2>&1) ||
 	{ tail -n 20 "$out/build.log"; die "fuzz build failed"; }
 run_one() {
 	local t=$1 corpus=$out/corpus/$1
@@ -25,7 +25,7 @@ run_one() {
 		cp "$BUILD"/images/*.bin "$corpus"/ 2>/dev/null || true
 		find "$corpus" -size +2M -delete
 	fi
-	(cd "$crate" && RUSTC_BOOTSTRAP=1 cargo fuzz run -O "$t" "$corpus" -- \
+	(cd "$crate" && RUSTC_BOOTSTRAP=1 host_cargo fuzz run -O "$t" "$corpus" -- \
 		-max_total_time="$secs" -max_len=4096 -artifact_prefix="$out/artifacts/$t/" \
 		-print_final_stats=1 >"$out/$t.log" 2>&1) || true
 	local execs crashes

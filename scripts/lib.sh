@@ -84,3 +84,37 @@ kmake() {
 		RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc BINDGEN=/usr/bin/bindgen \
 		-j"$(nproc)" "$@"
 }
+
+# The Rust toolchain of the host tools (eeprom-images/): a cargo from PATH
+# when it is new enough, else Debian's current one unpacked into $HOST_RUST
+# by scripts/host-rust.sh. The kernel build never uses it (kmake passes
+# /usr/bin/rustc explicitly).
+HOST_RUST=$BUILD/host-rust
+host_rust_min() {
+	sed -n 's/^rust-version *= *"\([0-9.]*\)"/\1/p' "$TOP/eeprom-images/nvmem-image/Cargo.toml"
+}
+
+# host_cargo ARGS...: run cargo of the host toolchain
+host_cargo() {
+	if [ -x "$HOST_RUST/usr/bin/cargo" ]; then
+		local libdir
+		libdir=$(echo "$HOST_RUST"/usr/lib/*-linux-gnu)
+		PATH="$HOST_RUST/usr/bin:$PATH" \
+			LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			RUSTC="$HOST_RUST/usr/bin/rustc" RUSTDOC="$HOST_RUST/usr/bin/rustdoc" \
+			cargo "$@"
+	else
+		cargo "$@"
+	fi
+}
+
+# host_cargo_ok: the toolchain host_cargo would use builds, lints and
+# formats the host tools (cargo >= rust-version, clippy and rustfmt there)
+host_cargo_ok() {
+	local v min
+	v=$(host_cargo --version 2>/dev/null | awk '{print $2}') || return 1
+	[ -n "$v" ] || return 1
+	min=$(host_rust_min)
+	[ "$(printf '%s\n%s\n' "$min" "${v%%-*}" | sort -V | head -n1)" = "$min" ] || return 1
+	host_cargo clippy --version >/dev/null 2>&1 && host_cargo fmt --version >/dev/null 2>&1
+}

@@ -13,11 +13,12 @@ PKGS=(
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	qemu-system-misc qemu-system-arm opensbi
 	device-tree-compiler u-boot-tools libubootenv-tool
-	python3-venv
+	python3-venv python3-dev swig
 )
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+mkdir -p "$BUILD"
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -46,14 +47,24 @@ fi
 
 if [ ! -x "$VENV/bin/pytest" ] || [ "$TOP/tests/requirements.txt" -nt "$VENV/.nvlab-stamp" ]; then
 	stage setup "Python venv with labgrid, pytest, dtschema ($VENV)"
-	python3 -m venv "$VENV"
+	# Debian's interpreter (python3-venv, python3-dev for pylibfdt), not
+	# whatever python3 comes first in PATH
+	rm -rf "$VENV"
+	/usr/bin/python3 -m venv "$VENV"
 	"$VENV/bin/pip" install -q -r "$TOP/tests/requirements.txt" >"$BUILD/setup-pip.log" 2>&1 ||
 		{ tail -n 20 "$BUILD/setup-pip.log" >&2; die "pip install failed"; }
 	touch "$VENV/.nvlab-stamp"
 fi
 
-if [ -f "$TOP/Cargo.toml" ]; then
-	stage setup "cargo build of the host tools"
-	(cd "$TOP" && cargo build -q --release)
+# The host tools need a newer Rust than Debian 12's rustc (the kernel's):
+# a cargo of at least rust-version (eeprom-images/nvmem-image/Cargo.toml) in
+# PATH is used as it is; otherwise Debian 12's current toolchain (the -web
+# packages of bookworm-security) is unpacked into $HOST_RUST, beside the
+# rustc the kernel build uses (the packages conflict with it in dpkg).
+if ! host_cargo_ok; then
+	"$TOP/scripts/host-rust.sh"
 fi
+stage setup "cargo build of the host tools ($(host_cargo --version))"
+(cd "$TOP" && host_cargo build -q --release) >"$BUILD/setup-cargo.log" 2>&1 ||
+	{ tail -n 20 "$BUILD/setup-cargo.log" >&2; die "cargo build failed (log: $BUILD/setup-cargo.log)"; }
 stage setup "ready"

@@ -17,7 +17,7 @@ failed=()
 
 stage test "host checks"
 if [ -f "$TOP/Cargo.toml" ]; then
-	(cd "$TOP" && cargo fmt --check && cargo clippy -q --all-targets -- -D warnings && cargo test -q) ||
+	(cd "$TOP" && host_cargo fmt --check && host_cargo clippy -q --all-targets -- -D warnings && host_cargo test -q) ||
 		failed+=("host: cargo")
 fi
 "$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" -q "$TOP/tests/host" || failed+=("host: pytest tests/host")
