@@ -4,6 +4,7 @@
 #   make boot BOARD=…           interactive shell on the board's console (Ctrl-A X leaves)
 #   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
 #   make check-series           checkpatch --strict every patch and build the kernel after each
+#   make check-fresh [STAGES="run test"]  the README commands in a new Debian 12 root (debootstrap, chroot; root)
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
 #   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref
@@ -14,7 +15,7 @@ KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz
+.PHONY: help setup images kernel dtb initramfs board boot run test series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -71,6 +72,9 @@ series: setup
 
 check-series: setup
 	@$(S)/check-series.sh --build
+
+check-fresh:
+	@$(S)/check-fresh.sh $(STAGES)
 
 clean:
 	rm -rf build

@@ -16,7 +16,7 @@ if [ "$mode" = boot ]; then
 fi
 log=$OUT/console-run.log
 payloads=$(IFS=,; echo "$*")
-stage "run $BOARD $KERNEL" "booting, payloads: $payloads (console log: $log)"
+stage "run $BOARD $KERNEL" "booting Linux $(source_version "$KERNEL"), payloads: $payloads (console log: $log)"
 t0=$(date +%s)
 timeout 600 "$VENV/bin/python" "$TOP/scripts/qemu.py" run "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
 	{ tail -n 30 "$log"; die "QEMU failed or timed out (log: $log)"; }

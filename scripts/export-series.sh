@@ -9,5 +9,9 @@ src=$BUILD/src/linux-6.1
 dst=$BUILD/series
 rm -rf "$dst" && mkdir -p "$dst"
 git -C "$src" format-patch -q --no-signature -o "$dst" nvlab-base..HEAD
-(cd "$dst" && ls -1 -- *.patch 2>/dev/null || true) >"$dst/series"
-stage series "$(wc -l <"$dst/series") patch(es) in $dst (apply: git am $dst/*.patch)"
+base=$(source_version ours)
+{
+	echo "# against Linux $base"
+	(cd "$dst" && ls -1 -- *.patch 2>/dev/null || true)
+} >"$dst/series"
+stage series "$(grep -c '\.patch$' "$dst/series") patch(es) against Linux $base in $dst (apply: git am $dst/*.patch)"

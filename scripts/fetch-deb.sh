@@ -4,29 +4,12 @@
 # configured with (never a hard-coded one).
 #   fetch-deb.sh SUITE ARCH PACKAGE OUTDIR   -> prints the path of the .deb
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 suite=$1 arch=$2 pkg=$3 out=$4
 # architecture-independent packages come through the host's architecture
 list_arch=$arch
 [ "$arch" = all ] && list_arch=$(dpkg --print-architecture)
-top=$(cd "$(dirname "$0")/.." && pwd)
-state="$top/build/apt/$suite-$list_arch"
-
-mirror_uri() {
-	local f u
-	# deb822 sources first, then one-line sources
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -e "$f" ] || continue
-		u=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
-			grep -v -- '-security' | head -n1)
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -e "$f" ] || continue
-		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' "$f" |
-			grep -v -- '-security' | head -n1)
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-}
+state="$BUILD/apt/$suite-$list_arch"
 
 uri=$(mirror_uri)
 [ -n "$uri" ] || { echo "fetch-deb: no Debian mirror configured in /etc/apt" >&2; exit 1; }

@@ -118,3 +118,45 @@ host_cargo_ok() {
 	[ "$(printf '%s\n%s\n' "$min" "${v%%-*}" | sort -V | head -n1)" = "$min" ] || return 1
 	host_cargo clippy --version >/dev/null 2>&1 && host_cargo fmt --version >/dev/null 2>&1
 }
+
+# deb_version PACKAGE: the installed version of a Debian package (or "?")
+deb_version() {
+	dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"
+}
+
+# tree_kernelversion DIR: VERSION.PATCHLEVEL.SUBLEVEL of a kernel tree
+tree_kernelversion() {
+	awk -F' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+		$1 == "SUBLEVEL" { s = $2; print v "." p "." s; exit }' "$1/Makefile"
+}
+
+# source_version ours|ref: "<kernel version> (Debian linux-source-6.x <deb version>)"
+# of the prepared tree, from what prepare-tree.sh recorded
+source_version() {
+	local f
+	if [ "$1" = ours ]; then
+		f=$BUILD/src/linux-6.1/.git/nvlab-source
+	else
+		f=$BUILD/src/linux-6.12/.nvlab-unpacked
+	fi
+	cat "$f" 2>/dev/null || echo "unknown (tree not prepared)"
+}
+
+# mirror_uri: the Debian mirror this machine's apt is configured with (never
+# a hard-coded one), security archive excluded
+mirror_uri() {
+	local f u
+	# deb822 sources first, then one-line sources
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		u=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
+			grep -v -- '-security' | head -n1)
+		[ -n "$u" ] && { echo "$u"; return; }
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -e "$f" ] || continue
+		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' "$f" |
+			grep -v -- '-security' | head -n1)
+		[ -n "$u" ] && { echo "$u"; return; }
+	done
+}

@@ -3,43 +3,141 @@
 #   ours: linux-source-6.1 as a git repository, kernel-patches/series applied
 #         with git am, then the layout drivers from layouts/ committed on top;
 #   ref:  linux-source-6.12, unpacked as shipped (the upstream oracle).
-# Idempotent: nothing is redone while the inputs are unchanged.
+# Idempotent: nothing is redone while the inputs are unchanged. The Debian
+# source package's version is recorded with the tree: a new one (Debian
+# served a newer linux-source-6.x) is announced and the tree rebuilt.
+#
+# The patched tree is the series, nothing else: local commits or edits in
+# build/src/linux-6.1 that are not in kernel-patches/ (or layouts/) stop the
+# run with what differs and how to export or discard it, instead of being
+# tested or wiped silently.
+#   prepare-tree.sh ours|ref
+#   prepare-tree.sh --discard     drop local changes of build/src/linux-6.1
+#   NVLAB_LOCAL_TREE=1            test the local changes as they are (warned)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 which=${1:-ours}
+discard=
+if [ "$which" = --discard ]; then
+	discard=1 which=ours
+fi
 check_kernel "$which"
 mkdir -p "$BUILD/src"
 git_id=(-c user.name="nvmem-lab" -c user.email="nvmem-lab@localhost" -c core.autocrlf=false)
 
 if [ "$which" = ref ]; then
-	tar=/usr/src/linux-source-6.12.tar.xz
+	pkg=linux-source-6.12
+	tar=/usr/src/$pkg.tar.xz
 	dst=$BUILD/src/linux-6.12
-	[ -e "$tar" ] || die "$tar missing: run 'make setup' (installs linux-source-6.12)"
+	[ -e "$tar" ] || die "$tar missing: run 'make setup' (installs $pkg)"
+	debv=$(deb_version "$pkg")
 	if [ -e "$dst/.nvlab-unpacked" ]; then
-		exit 0
+		had=$(cat "$dst/.nvlab-unpacked")
+		case "$had" in
+		*"($pkg $debv)") exit 0 ;;
+		esac
+		stage "tree ref" "Debian's $pkg changed: tree made from ${had:-an unknown version}, installed now $debv: unpacking again"
 	fi
 	t0=$(date +%s)
 	stage "tree ref" "unpacking $tar"
 	rm -rf "$dst" && mkdir -p "$dst"
 	tar -xf "$tar" -C "$dst" --strip-components=1
-	touch "$dst/.nvlab-unpacked"
-	stage "tree ref" "ready in $(elapsed "$t0"): $dst"
+	echo "$(tree_kernelversion "$dst") ($pkg $debv)" >"$dst/.nvlab-unpacked"
+	stage "tree ref" "ready in $(elapsed "$t0"): Linux $(source_version ref) in $dst"
 	exit 0
 fi
 
-tar=/usr/src/linux-source-6.1.tar.xz
+pkg=linux-source-6.1
+tar=/usr/src/$pkg.tar.xz
 dst=$BUILD/src/linux-6.1
 log=$BUILD/logs/tree-ours.log
-[ -e "$tar" ] || die "$tar missing: run 'make setup' (or apt-get install linux-source-6.1)"
+[ -e "$tar" ] || die "$tar missing: run 'make setup' (or apt-get install $pkg)"
+debv=$(deb_version "$pkg")
 
 # What the patched tree depends on: the series and the layout sources.
 inputs_hash() {
 	(cd "$TOP" && find kernel-patches layouts -type f -print0 | sort -z |
 		xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
+
+# local_changes: print what the tree has that the series does not, nothing
+# when it is exactly as prepare-tree.sh left it (or its commits were
+# exported to kernel-patches/ since, compared by patch ID).
+local_changes() {
+	local prepared head
+	prepared=$(cat "$dst/.git/nvlab-prepared-head" 2>/dev/null || true)
+	git -C "$dst" status --porcelain --untracked-files=normal | sed 's/^/  uncommitted: /'
+	[ -e "$dst/.git/MERGE_HEAD" ] || [ -d "$dst/.git/rebase-apply" ] || [ -d "$dst/.git/rebase-merge" ] &&
+		echo "  a git am/rebase/merge is in progress"
+	head=$(git -C "$dst" rev-parse HEAD)
+	[ -n "$prepared" ] && [ "$head" = "$prepared" ] && return 0
+	# commits the prepared tree did not have, unless the series has them now
+	local ids c id
+	ids=$(for f in "$TOP"/kernel-patches/*.patch; do git patch-id --stable <"$f"; done | cut -d' ' -f1)
+	for c in $(git -C "$dst" rev-list --reverse "nvlab-base..HEAD"); do
+		if [ -n "$prepared" ] && git -C "$dst" merge-base --is-ancestor "$c" "$prepared" 2>/dev/null; then
+			continue
+		fi
+		id=$(git -C "$dst" show "$c" | git patch-id --stable | cut -d' ' -f1)
+		grep -qxF "$id" <<<"$ids" && continue
+		# a commit of layouts/ files only: exported when layouts/ has them
+		if ! git -C "$dst" diff-tree --no-commit-id --name-only -r "$c" |
+			grep -qvE '^(drivers/nvmem/layouts|Documentation/devicetree/bindings/nvmem/layouts)/' &&
+			layouts_match; then
+			continue
+		fi
+		echo "  commit not in kernel-patches/: $(git -C "$dst" log -1 --format='%h %s' "$c")"
+	done
+	if [ -n "$prepared" ] && ! git -C "$dst" merge-base --is-ancestor "$prepared" HEAD 2>/dev/null; then
+		echo "  history rewritten since preparation (HEAD does not contain the prepared $(git -C "$dst" rev-parse --short "$prepared"))"
+	fi
+	return 0
+}
+
+# layouts_match: the tree's layout directories equal layouts/
+layouts_match() {
+	diff -rq "$TOP/layouts/drivers" "$dst/drivers/nvmem/layouts" >/dev/null 2>&1 &&
+		diff -rq "$TOP/layouts/bindings" "$dst/Documentation/devicetree/bindings/nvmem/layouts" >/dev/null 2>&1
+}
+
+if [ -e "$dst/.git/nvlab-base-rev" ]; then
+	# trees prepared before the head was recorded: their HEAD is the
+	# prepared one while the inputs are unchanged
+	if [ ! -e "$dst/.git/nvlab-prepared-head" ] && [ "$(cat "$dst/.git/nvlab-inputs" 2>/dev/null)" = "$(inputs_hash)" ]; then
+		git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-prepared-head"
+	fi
+	changes=$(local_changes)
+	if [ -n "$changes" ]; then
+		if [ -n "$discard" ]; then
+			stage "tree ours" "discarding local changes of $dst:"
+			echo "$changes"
+			rm -f "$dst/.git/nvlab-inputs"
+		elif [ "${NVLAB_LOCAL_TREE:-}" = 1 ]; then
+			stage "tree ours" "WARNING: testing $dst with local changes not in the series (NVLAB_LOCAL_TREE=1):"
+			echo "$changes"
+			exit 0
+		else
+			echo "$changes" >&2
+			die "$dst has changes that are not in kernel-patches/ (above); it is neither tested nor wiped.
+  keep them:    git -C $dst format-patch -o kernel-patches/ <first>^..<last>, list the files in
+                kernel-patches/series (layout driver edits: copy them to layouts/), then run again;
+  test as is:   NVLAB_LOCAL_TREE=1 make …
+  discard them: scripts/prepare-tree.sh --discard"
+		fi
+	fi
+	had=$(cat "$dst/.git/nvlab-source" 2>/dev/null || true)
+	case "$had" in
+	*"($pkg $debv)") ;;
+	*)
+		stage "tree ours" "Debian's $pkg changed: tree made from ${had:-an unknown version}, installed now $debv: rebuilding the tree"
+		rm -rf "$dst"
+		;;
+	esac
+fi
+
 want=$(inputs_hash)
-if [ -e "$dst/.git/nvlab-inputs" ] && [ "$(cat "$dst/.git/nvlab-inputs")" = "$want" ]; then
+if [ -z "$discard" ] && [ -e "$dst/.git/nvlab-inputs" ] && [ "$(cat "$dst/.git/nvlab-inputs")" = "$want" ]; then
 	exit 0
 fi
 
@@ -47,21 +145,23 @@ t0=$(date +%s)
 mkdir -p "$BUILD/logs"
 : >"$log"
 if [ ! -e "$dst/.git/nvlab-base-rev" ]; then
-	stage "tree ours" "unpacking $tar (log: $log)"
+	stage "tree ours" "unpacking $tar ($pkg $debv, log: $log)"
 	rm -rf "$dst" && mkdir -p "$dst"
 	tar -xf "$tar" -C "$dst" --strip-components=1
 	stage "tree ours" "creating the base git repository"
 	run_logged "tree ours" "$log" git -C "$dst" init -q
 	run_logged "tree ours" "$log" git -C "$dst" add -A -f
-	run_logged "tree ours" "$log" git "${git_id[@]}" -C "$dst" commit -q -m "Debian linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)"
+	run_logged "tree ours" "$log" git "${git_id[@]}" -C "$dst" commit -q -m "Debian $pkg $debv"
 	git -C "$dst" tag -f nvlab-base >/dev/null
 	git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-base-rev"
+	echo "$(tree_kernelversion "$dst") ($pkg $debv)" >"$dst/.git/nvlab-source"
 else
 	stage "tree ours" "inputs changed: resetting to the base"
 	git -C "$dst" am --abort >/dev/null 2>&1 || true
 	run_logged "tree ours" "$log" git -C "$dst" reset -q --hard nvlab-base
 	run_logged "tree ours" "$log" git -C "$dst" clean -qfdx
 fi
+rm -f "$dst/.git/nvlab-inputs" "$dst/.git/nvlab-prepared-head"
 
 n=0
 if [ -f "$TOP/kernel-patches/series" ]; then
@@ -71,7 +171,7 @@ if [ -f "$TOP/kernel-patches/series" ]; then
 		if ! git "${git_id[@]}" -C "$dst" am -q --keep-cr "$TOP/kernel-patches/$p" >>"$log" 2>&1; then
 			git -C "$dst" am --abort >/dev/null 2>&1 || true
 			tail -n 20 "$log" >&2
-			die "patch $p does not apply (log: $log)"
+			die "patch $p does not apply on Linux $(source_version ours) (log: $log)"
 		fi
 		n=$((n + 1))
 	done <"$TOP/kernel-patches/series"
@@ -97,5 +197,6 @@ for pair in "bindings:Documentation/devicetree/bindings/nvmem/layouts" "drivers:
 		-c core.autocrlf=false -C "$dst" commit -q -s -F "$TOP/layouts/$sub.commit"
 	stage "tree ours" "committed layouts/$sub into the tree"
 done
+git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-prepared-head"
 echo "$want" >"$dst/.git/nvlab-inputs"
-stage "tree ours" "ready in $(elapsed "$t0"): $dst"
+stage "tree ours" "ready in $(elapsed "$t0"): Linux $(source_version ours) + the series in $dst"

@@ -47,13 +47,15 @@ for entry in $matrix; do
 	dtbs+=("$out/board.dtb")
 	logdir=$out/test-logs
 	rm -rf "$logdir" && mkdir -p "$logdir"
-	stage "test $b $k" "booting and testing (console: $logdir/console_main)"
+	kver=$(source_version "$k")
+	echo "Linux $kver" >"$logdir/kernel-version.txt"
+	stage "test $b $k" "booting and testing Linux $kver (console: $logdir/console_main)"
 	t0=$(date +%s)
-	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k \
+	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k NVLAB_KERNEL_VERSION=${kver%% *} \
 		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests/boot" \
 		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
 		--junitxml "$logdir/junit.xml" -q 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-		stage "test $b $k" "passed in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s"
+		stage "test $b $k" "passed (Linux $kver) in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s"
 	else
 		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"
 		failed+=("$b:$k")

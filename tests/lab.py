@@ -104,9 +104,31 @@ def kunit_parse(tree, log, json_path):
     return json.loads(Path(json_path).read_text()), r.stdout
 
 
-def splat_patterns():
-    lines = (TOP / "tests" / "splat-patterns.txt").read_text().splitlines()
-    return re.compile("|".join(line for line in lines if line and not line.startswith("#")))
+SPLAT_PATTERNS = TOP / "tests" / "splat-patterns.txt"
+
+
+def splat_pattern_lines(path=SPLAT_PATTERNS):
+    """The regular expressions of a splat-pattern file: one per line; blank
+    lines and lines starting with '#' (after indentation) are not patterns,
+    and surrounding white space is not part of one. A pattern that matches
+    the empty string (it would match every line) is an error."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        text = line.strip()
+        if text and not text.startswith("#"):
+            if re.search(text, ""):
+                raise ValueError(f"{path}: pattern {text!r} matches the empty string, so every line")
+            out.append(text)
+    if not out:
+        raise ValueError(f"{path}: no splat pattern")
+    return out
+
+
+def splat_patterns(path=SPLAT_PATTERNS):
+    """One compiled regex: a line is a kernel splat if .search() finds any
+    pattern of the file in it. The only reader of the file (the boot tests,
+    lab.variant() and scripts/boot.sh all use it)."""
+    return re.compile("|".join(f"(?:{p})" for p in splat_pattern_lines(path)))
 
 
 # ---- in the guest, through a labgrid ShellDriver ----
@@ -235,3 +257,189 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
         target.deactivate_all_drivers()
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ---- what a board promises (qemu-boards/<board>/board.conf) ----
+
+KERNELS = ("ours", "ref")
+
+# The self-tests a kernel config option builds: KUnit suites that run at
+# boot when the option is =y (tests/boot/test_kunit.py), Rust self-test
+# modules the tests load when it is =m (tests/boot/test_rust.py). The
+# board's config fragments ask for the options, scripts/build-kernel.sh
+# makes sure every build has them.
+KUNIT_SUITES = {
+    "CONFIG_RISCV_HWPROBE_KUNIT_TEST": ("riscv_hwprobe",),
+    "CONFIG_NVMEM_KUNIT_TEST": ("nvmem_layouts",),
+    "CONFIG_NVMEM_LAYOUT_ONIE_TLV_KUNIT_TEST": ("nvmem_layout_onie_tlv",),
+    "CONFIG_NVMEM_LAYOUT_SL28_VPD_KUNIT_TEST": ("nvmem_layout_sl28vpd",),
+}
+RUST_SELFTESTS = {
+    "CONFIG_RUST_SYNC_SELFTEST": ("rust_sync_selftest",),
+}
+
+
+@dataclass(frozen=True)
+class LayoutPromise:
+    """The attachment of `image` (or its MTD partition `partition`) has a
+    device-tree node with an nvmem-layout of `compatible`, and the kernel
+    gives it the cells that layout makes of the image (none for an image
+    the layout must reject)."""
+    image: str
+    partition: str  # "" for the whole device
+    compatible: str
+
+    @property
+    def target(self):
+        return f"{self.image}/{self.partition}" if self.partition else self.image
+
+    @property
+    def id(self):
+        return f"{self.target}:{self.compatible}"
+
+
+@dataclass(frozen=True)
+class MacPromise:
+    """The network interface `consumer` (an interface name, or the path of
+    its device-tree node when it starts with '/') takes its address from the
+    layout cell `cell` of `image`'s attachment with cell index `index`."""
+    consumer: str
+    image: str
+    cell: str
+    index: int
+
+    @property
+    def id(self):
+        return f"{self.consumer}:{self.image}:{self.cell}:{self.index}"
+
+
+@dataclass(frozen=True)
+class BoardPromises:
+    board: str
+    kernel: str
+    layouts: tuple
+    macs: tuple
+
+
+_PROMISE_VARS = ("LAYOUTS", "MAC_CELLS")
+_NAME = r"[A-Za-z0-9_.+-]+"
+_NODE = r"[A-Za-z0-9_.,+@-]+"
+_LAYOUT_RE = re.compile(rf"({_NAME})(?:/({_NAME}))?:([A-Za-z0-9_.,+-]+)")
+_MAC_RE = re.compile(rf"({_NAME}|(?:/{_NODE})+):({_NAME}):({_NODE}):(\d+)")
+_LAYOUT_FORM = "<image>[/<mtd partition>]:<layout compatible>"
+_MAC_FORM = "<interface or /dt/node/path>:<image>:<cell>:<index>"
+
+
+def board_conf_path(board):
+    """qemu-boards/<board>/board.conf, or `board` itself when it is a path"""
+    p = Path(board) if isinstance(board, Path) else TOP / "qemu-boards" / board / "board.conf"
+    if not p.is_file():
+        boards = sorted(d.name for d in (TOP / "qemu-boards").iterdir() if (d / "board.conf").is_file())
+        raise ValueError(f"no board description {p} (boards: {' '.join(boards)})")
+    return p
+
+
+def board_conf(board, kernel):
+    """The variables of a board.conf as the scripts see them (sourced by
+    bash with BOARD and KERNEL set, like scripts/lib.sh load_board):
+    IMAGES and every LAYOUTS*/MAC_CELLS* variable."""
+    path = board_conf_path(board)
+    script = ('. "$1" || exit 1; '
+              'for v in IMAGES $(compgen -v | grep -E "^(LAYOUTS|MAC_CELLS)(_|$)"); do '
+              'printf "%s=%s\\0" "$v" "${!v}"; done')
+    r = subprocess.run(["bash", "--noprofile", "--norc", "-c", script, "board.conf", str(path)],
+                       capture_output=True, text=True,
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                            "BOARD": path.parent.name, "KERNEL": kernel})
+    if r.returncode != 0:
+        raise ValueError(f"{path}: bash cannot source it: {r.stderr.strip()}")
+    return dict(item.split("=", 1) for item in r.stdout.split("\0") if item)
+
+
+def board_promises(board, kernel):
+    """What the board promises on `kernel` (ours|ref): the entries of
+    LAYOUTS and MAC_CELLS (every kernel) plus those of LAYOUTS_<KERNEL> and
+    MAC_CELLS_<KERNEL> (that kernel only). A malformed entry raises
+    ValueError naming the file, the variable and the entry."""
+    if kernel not in KERNELS:
+        raise ValueError(f"unknown kernel '{kernel}' (one of {', '.join(KERNELS)})")
+    path = board_conf_path(board)
+    conf = board_conf(board, kernel)
+    images = set(conf.get("IMAGES", "").split())
+
+    def bad(var, entry, why):
+        return ValueError(f"{path}: {var}: '{entry}' {why}")
+
+    entries = {var: [] for var in _PROMISE_VARS}
+    for var in sorted(conf):
+        base = next((b for b in _PROMISE_VARS if var == b or var.startswith(b + "_")), None)
+        if base is None:
+            continue
+        suffix = var[len(base) + 1:]
+        if suffix and suffix.lower() not in KERNELS:
+            raise ValueError(f"{path}: {var}: unknown kernel suffix '{suffix}' "
+                             f"(use {base} or {', '.join(f'{base}_{k.upper()}' for k in KERNELS)})")
+        if not suffix or suffix.lower() == kernel:
+            entries[base] += [(var, e) for e in conf[var].split()]
+
+    layouts = []
+    for var, entry in entries["LAYOUTS"]:
+        m = _LAYOUT_RE.fullmatch(entry)
+        if not m:
+            raise bad(var, entry, f"is not {_LAYOUT_FORM}")
+        p = LayoutPromise(m.group(1), m.group(2) or "", m.group(3))
+        if p.image not in images:
+            raise bad(var, entry, f"names image '{p.image}', which is not in IMAGES")
+        if any(q.target == p.target for q in layouts):
+            raise bad(var, entry, f"promises a second layout on {p.target} for kernel '{kernel}'")
+        layouts.append(p)
+
+    macs = []
+    for var, entry in entries["MAC_CELLS"]:
+        m = _MAC_RE.fullmatch(entry)
+        if not m:
+            raise bad(var, entry, f"is not {_MAC_FORM}")
+        p = MacPromise(m.group(1), m.group(2), m.group(3), int(m.group(4)))
+        if not any(q.image == p.image and not q.partition for q in layouts):
+            raise bad(var, entry, f"takes a cell of '{p.image}', which has no LAYOUTS promise "
+                                  f"for kernel '{kernel}'")
+        if any(q.consumer == p.consumer for q in macs):
+            raise bad(var, entry, f"promises a second MAC for {p.consumer}")
+        macs.append(p)
+    return BoardPromises(path.parent.name, kernel, tuple(layouts), tuple(macs))
+
+
+def board_under_test(config):
+    """The board a pytest session tests: $NVLAB_BOARD (scripts/test.sh sets
+    it), else the name of the --lg-env file (tests/env/<board>.yaml)."""
+    board = os.environ.get("NVLAB_BOARD")
+    if not board and config.option.lg_env:
+        board = Path(config.option.lg_env).stem
+    if not board:
+        raise ValueError("which board? set NVLAB_BOARD or pass --lg-env tests/env/<board>.yaml")
+    board_conf_path(board)
+    return board
+
+
+def fragment_options(board, kernel):
+    """option -> value ('y', 'm', 'n', ...) the board's config fragments
+    ask for on `kernel`, in scripts/build-kernel.sh's order (config.fragment,
+    then config-<kernel>.fragment; a later line wins)."""
+    bdir = board_conf_path(board).parent
+    opts = {}
+    for frag in (bdir / "config.fragment", bdir / f"config-{kernel}.fragment"):
+        if not frag.exists():
+            continue
+        for line in frag.read_text().splitlines():
+            m = re.fullmatch(r"(CONFIG_\w+)=(.*)", line.strip()) or \
+                re.fullmatch(r"# (CONFIG_\w+) is not set", line.strip())
+            if m:
+                opts[m.group(1)] = m.group(2) if m.lastindex == 2 else "n"
+    return opts
+
+
+def fragment_selftests(board, kernel, table, value):
+    """names from `table` (KUNIT_SUITES or RUST_SELFTESTS) whose option
+    the fragments set to `value`"""
+    opts = fragment_options(board, kernel)
+    return {name for opt, names in table.items() if opts.get(opt) == value for name in names}
