@@ -18,11 +18,21 @@ log=$OUT/console-run.log
 payloads=$(IFS=,; echo "$*")
 stage "run $BOARD $KERNEL" "booting Linux $(source_version "$KERNEL"), payloads: $payloads (console log: $log)"
 t0=$(date +%s)
-timeout 600 "$VENV/bin/python" "$TOP/scripts/qemu.py" run "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
+# qemu.py stops QEMU on its timeout, Ctrl-C, SIGTERM and errors
+"$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout 600 "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
 	{ tail -n 30 "$log"; die "QEMU failed or timed out (log: $log)"; }
 sed -n '/^=== NVLAB-BEGIN/,/^=== NVLAB-END/p' "$log" | tr -d '\r'
 stage "run $BOARD $KERNEL" "done in $(elapsed "$t0")"
-if grep -nE "$(cat "$TOP/tests/splat-patterns.txt" | grep -v '^#' | paste -sd'|')" "$log"; then
+# the boot tests' reader of tests/splat-patterns.txt (tests/lab.py)
+splats=$(PYTHONPATH=$TOP/tests "$VENV/bin/python" -c '
+import sys, lab
+rx = lab.splat_patterns()
+with open(sys.argv[1], errors="replace") as f:
+    for n, line in enumerate(f, 1):
+        if rx.search(line):
+            print(f"{n}:{line.rstrip()}")' "$log") || die "splat check of $log failed"
+if [ -n "$splats" ]; then
+	echo "$splats"
 	die "kernel splat on the console (log: $log)"
 fi
 grep -q '^=== NVLAB-END .* rc=0 ===' "$log" || die "no payload finished (log: $log)"

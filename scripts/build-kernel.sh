@@ -17,26 +17,50 @@ mkdir -p "$KOUT"
 : >"$log"
 t0=$(date +%s)
 
+# check_fragments WHEN: every option a fragment asks for is in the final
+# .config (a later fragment line wins, as in merge_config.sh); else forget
+# the configuration and fail. Run on every build, incremental ones too: a
+# .config edited by hand or by the build's syncconfig (a toolchain that
+# no longer offers an option) would otherwise go unnoticed, and the boot
+# tests expect the suites the fragments ask for. One awk pass: fast.
+check_fragments() {
+	local bad
+	[ -s "$KOUT/.config" ] || die "[$tag] no $KOUT/.config $1"
+	bad=$(awk '
+		FILENAME == ARGV[1] {
+			if (match($0, /^CONFIG_[A-Za-z0-9_]+=/))
+				have[substr($0, 1, RLENGTH - 1)] = substr($0, RLENGTH + 1)
+			else if ($0 ~ /^# CONFIG_[A-Za-z0-9_]+ is not set$/)
+				have[$2] = "n"
+			next
+		}
+		match($0, /^CONFIG_[A-Za-z0-9_]+=/) { o = substr($0, 1, RLENGTH - 1); v = substr($0, RLENGTH + 1) }
+		$0 ~ /^# CONFIG_[A-Za-z0-9_]+ is not set$/ { o = $2; v = "n" }
+		o != "" { if (!(o in want)) order[n++] = o; want[o] = v; o = "" }
+		END {
+			for (i = 0; i < n; i++) {
+				o = order[i]
+				got = (o in have) ? have[o] : "n"
+				if (got != want[o])
+					printf "  %s=%s (got: %s)\n", o, want[o], (o in have) ? o "=" have[o] : "unset"
+			}
+		}' "$KOUT/.config" "${frags[@]}") || die "[$tag] cannot check the config fragments"
+	if [ -n "$bad" ]; then
+		rm -f "$KOUT/.nvlab-config"
+		die "[$tag] config fragment options not in the final .config $1 (missing dependency or unknown option):
+$bad"
+	fi
+}
+
 cfg_hash=$( (echo "$BASE_CONFIG $KMAKE_TC"; cat "${frags[@]}") | sha256sum | cut -d' ' -f1)
 if [ ! -e "$KOUT/.config" ] || [ "$(cat "$KOUT/.nvlab-config" 2>/dev/null)" != "$cfg_hash" ]; then
 	stage "$tag" "configuring ($BASE_CONFIG + ${frags[*]##*/}, log: $log)"
 	run_logged "$tag" "$log" kmake "$BASE_CONFIG"
 	run_logged "$tag" "$log" "$SRC/scripts/kconfig/merge_config.sh" -m -O "$KOUT" "$KOUT/.config" "${frags[@]}"
 	run_logged "$tag" "$log" kmake olddefconfig
-	# Every option a fragment asks for must have landed.
-	bad=$(cat "${frags[@]}" | sed -n 's/^\(CONFIG_[A-Za-z0-9_]*=.*\)$/\1/p; s/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1=n/p' |
-		while IFS= read -r want; do
-			opt=${want%%=*} val=${want#*=}
-			have=$(grep -E "^$opt=|^# $opt is not set" "$KOUT/.config" | sed "s/^# $opt is not set/$opt=n/")
-			[ "${have:-$opt=n}" = "$opt=$val" ] || echo "  $want (got: ${have:-unset})"
-		done)
-	if [ -n "$bad" ]; then
-		rm -f "$KOUT/.nvlab-config"
-		die "[$tag] config fragment options not in the final .config (missing dependency or unknown option):
-$bad"
-	fi
 	echo "$cfg_hash" >"$KOUT/.nvlab-config"
 fi
+check_fragments "before the build"
 
 targets=("${KERNEL_IMAGE##*/}")
 if [ "$BASE_DTB" != qemu ]; then
@@ -46,6 +70,8 @@ fi
 grep -q '^CONFIG_MODULES=y' "$KOUT/.config" && targets+=(modules)
 stage "$tag" "building ${targets[*]} (log: $log)"
 run_logged "$tag" "$log" kmake "${targets[@]}"
+# the build may have rewritten .config (syncconfig): check what it built with
+check_fragments "after the build"
 
 # Modules for the initramfs
 rm -rf "$OUT/modroot"

@@ -1,4 +1,5 @@
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -85,3 +86,43 @@ def shell(strategy, target, pytestconfig):
             bad += [line for line in f.read_text(errors="replace").splitlines()
                     if patterns.search(line)]
     assert not bad, "kernel splat on the console:\n" + "\n".join(bad[:40])
+
+
+# ---- no hang, no QEMU left behind, and the console at hand on failure ----
+# Every test has a timeout (pytest-timeout, pytest.ini; longer ones carry
+# @pytest.mark.timeout). Its signal method fails the test with a traceback
+# and runs the fixtures' teardown, which stops QEMU (labgrid's QEMUDriver;
+# labgrid also stops it at exit).
+
+CONSOLE_TAIL_LINES = 40
+
+
+def _stop_on_signal(signum, _frame):
+    # SIGTERM/SIGHUP would end Python without teardown or atexit handlers,
+    # leaving QEMU running: take them as Ctrl-C, which pytest tears down on
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def pytest_sessionstart(session):
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop_on_signal)
+
+
+def console_tail(logdir, lines=CONSOLE_TAIL_LINES):
+    """(name, last lines) of the newest labgrid console log in logdir"""
+    logs = sorted(Path(logdir).glob("console_*"), key=lambda p: p.stat().st_mtime)
+    if not logs:
+        return None, []
+    text = logs[-1].read_bytes().decode(errors="replace").replace("\r", "")
+    return logs[-1].name, text.splitlines()[-lines:]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    logdir = getattr(item.config.option, "lg_log", None)
+    if report.failed and logdir:
+        name, tail = console_tail(logdir)
+        if name:
+            report.sections.append((f"last {len(tail)} lines of {Path(logdir) / name}", "\n".join(tail)))

@@ -1,19 +1,28 @@
-"""NVMEM layouts seen from user space and from a kernel consumer.
+"""NVMEM layouts seen from user space and from a kernel consumer, held to
+what the board promises in qemu-boards/<board>/board.conf (LAYOUTS,
+MAC_CELLS and their per-kernel _OURS/_REF variants; tests/lab.py
+board_promises()). A promise not kept fails; what a board does not promise
+on a kernel is declared absent there, not skipped at run time.
 
-- every attached image whose device-tree node has an nvmem-layout container
-  gets exactly the cells `nvmem-image cells` predicts from the host image:
-  names, sizes, bytes (and modes that follow the device's);
-- an image the layout must reject gives no cells, an error line naming the
-  device, and a raw device that still reads back the whole image;
-- a fixed layout on an MTD partition gives cells with the partition's bytes;
-- a network interface whose node points at a layout's MAC cell with an
-  index carries that MAC plus the index.
+- every promised layout: the image's attachment is found, its device-tree
+  node has an nvmem-layout of the promised compatible, and the kernel gives
+  exactly the cells `nvmem-image cells` predicts from the host image
+  (names, sizes, bytes, modes that follow the device's) — for an MTD
+  partition, the partition's bytes under the fixed layout's cells; an image
+  the layout must reject gives no cells, an error line naming the device,
+  and a raw device that still reads back the whole image;
+- an attachment without a promise has no cells;
+- every promised MAC: the interface exists, its node points at the promised
+  layout cell with the promised index, and it carries that MAC plus the
+  index; no interface takes its MAC from a cell without a promise.
 In the reference kernel's session, our kernel is booted with the same images
-and overlays and both cell listings must be identical."""
+and overlays and both cell listings must be identical for every layout both
+kernels are promised."""
 import json
 import os
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,27 +53,19 @@ def guest_cells(shell, dev):
     return cells
 
 
-def oracle(attachment, layout, index=None):
-    """(exit status, cells or error text) of `nvmem-image cells`"""
-    src = attachment.file
-    if layout == "fixed-layout":
-        # fixed-layout cells are declared in the image's description
-        src = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
+def oracle(attachment, layout, index=None, src=None):
+    """(exit status, cells or error text) of `nvmem-image cells` on the
+    attachment's image (or on the file `src`)"""
+    if src is None:
+        src = attachment.file
+        if layout == "fixed-layout":
+            # fixed-layout cells are declared in the image's description
+            src = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
     cmd = [str(TOOL), "cells", str(src), "--layout", layout, "--json"]
     if index is not None:
         cmd += ["--index", str(index)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     return r.returncode, (json.loads(r.stdout) if r.returncode == 0 else r.stderr.strip())
-
-
-def layout_under_test(shell, attachment, kernel_features):
-    dev = lab.find_device(shell, attachment)
-    layout = guest_layout(shell, dev)
-    if layout is None:
-        pytest.skip(f"{attachment.id}: no nvmem-layout container in the device tree")
-    if f"layout:{layout}" not in kernel_features:
-        pytest.skip(f"{attachment.id}: this kernel has no {layout} layout")
-    return dev, layout
 
 
 def save_listing(request, name, cells):
@@ -79,90 +80,170 @@ def device_mode(shell, dev):
     return shell.run_check(f"stat -c %a /sys/bus/nvmem/devices/{dev}/nvmem")[0]
 
 
-@pytest.mark.needs("layouts", "sysfs-cells")
-def test_layout_cells_match_oracle(shell, attachment, kernel_features, request):
-    dev, layout = layout_under_test(shell, attachment, kernel_features)
-    status, predicted = oracle(attachment, layout)
-    if status != 0:
-        pytest.skip(f"{attachment.file.name} is malformed for {layout}: test_rejected_image_keeps_device")
-    want = {c["sysfs"]: (c["size"], c["content"]) for c in predicted}
+# ---- the board's promises ----
+
+def pytest_generate_tests(metafunc):
+    """One test per promise of the board under test on the kernel under test
+    (qemu-boards/<board>/board.conf). A board that promises nothing of a
+    kind gets no test of that kind: that is its declaration."""
+    for name, kind in (("layout_promise", "layouts"), ("mac_promise", "macs")):
+        if name in metafunc.fixturenames:
+            config = metafunc.config
+            promises = lab.board_promises(lab.board_under_test(config),
+                                          config.getoption("--nvlab-kernel"))
+            found = getattr(promises, kind)
+            metafunc.parametrize(name, found, ids=[p.id for p in found])
+
+
+@pytest.fixture(scope="module")
+def promises(pytestconfig):
+    return lab.board_promises(lab.board_under_test(pytestconfig),
+                              pytestconfig.getoption("--nvlab-kernel"))
+
+
+def attachment_of(request, image):
+    """the one attachment of the board's QEMU environment with this image"""
+    found = [a for a in lab.attachments(request.config.option.lg_env) if a.file.stem == image]
+    assert len(found) == 1, (f"board.conf promises image {image}: attached "
+                             f"{len(found)} times in {request.config.option.lg_env}")
+    return found[0]
+
+
+def dt_path(shell, sysfs_node):
+    """device-tree path ('/a/b@1') of a sysfs of_node link, or None"""
+    out = shell.run(f"cd {sysfs_node} 2>/dev/null && pwd -P")[0]
+    if not out:
+        return None
+    return "/" + re.sub(r"^/sys/firmware/devicetree/base/?", "", out[0])
+
+
+def flash_partitions(shell, flash):
+    """nvmem devices of the chip's partitions: mtd name -> (nvmem device,
+    offset, size)"""
+    out = shell.run_check(
+        "for m in /sys/class/mtd/mtd*; do [ -e $m/offset ] || continue; n=${m##*/}; "
+        "case $n in *ro) continue;; esac; [ -e /sys/bus/nvmem/devices/$n ] || continue; "
+        "echo \"$n $(cat $m/offset) $(cat $m/size) $(cd $m/device && pwd -P) $(cat $m/name)\"; done")
+    parts = {}
+    for line in out:
+        dev, offset, size, real, name = line.split(" ", 4)
+        if f"/{flash.where}/" in real + "/":
+            assert name not in parts, f"{flash.id}: two partitions named {name}"
+            parts[name] = (dev, int(offset), int(size))
+    return parts
+
+
+def promised_device(shell, request, promise):
+    """(attachment, nvmem device, offset of its bytes in the image, size)"""
+    a = attachment_of(request, promise.image)
+    if not promise.partition:
+        return a, lab.find_device(shell, a), 0, a.file.stat().st_size
+    assert a.kind == "mtd", f"{promise.id}: a partition of {a.id}, which is no flash"
+    parts = flash_partitions(shell, a)
+    assert promise.partition in parts, f"{promise.id}: no partition {promise.partition} (partitions: {sorted(parts)})"
+    return (a, *parts[promise.partition])
+
+
+def predicted_cells(shell, promise, a, dev, offset, size, index=None):
+    """(status, cells or error text): the oracle on the image, or for a
+    partition on its bytes; a fixed layout on a partition from the cells of
+    the device tree's container"""
+    if not promise.partition:
+        return oracle(a, promise.compatible, index)
+    data = a.file.read_bytes()[offset:offset + size]
+    if promise.compatible == "fixed-layout":
+        regs = shell.run_check(
+            f"cd /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout && for c in *@*; do "
+            "echo \"$c $(od -An -tx1 $c/reg | tr -d ' \\n')\"; done")
+        cells = []
+        for line in regs:
+            node, reg = line.split()
+            start, length = int(reg[:8], 16), int(reg[8:16], 16)
+            cells.append({"sysfs": f"{node.split('@')[0]}@{start:x},0", "size": length,
+                          "content": data[start:start + length].hex()})
+        return 0, cells
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(data)
+        f.flush()
+        return oracle(a, promise.compatible, index, src=f.name)
+
+
+def test_layout_promise_kept(shell, layout_promise, request):
+    """The promised attachment has the promised layout and exactly its
+    cells, or, for an image the layout must reject, none and an error."""
+    p = layout_promise
+    a, dev, offset, size = promised_device(shell, request, p)
+    layout = guest_layout(shell, dev)
+    assert layout == p.compatible, (f"{p.id}: {dev}'s device-tree node has nvmem-layout "
+                                    f"{layout or 'none'}, board.conf promises {p.compatible}")
+    status, predicted = predicted_cells(shell, p, a, dev, offset, size)
     got = guest_cells(shell, dev)
-    save_listing(request, attachment.id.replace(":", "_").replace("/", "_"),
-                 {n: [s, c] for n, (s, _, c) in got.items()})
-    assert want, f"the oracle predicts no cells for {attachment.file.name} with {layout}"
-    assert sorted(got) == sorted(want), f"{dev} ({layout}): cell files differ"
+    save_listing(request, p.target.replace("/", "_"), {n: [s, c] for n, (s, _, c) in got.items()})
+    if status != 0:
+        expect_rejected(shell, p, a.file.read_bytes()[offset:offset + size], dev, got, predicted)
+        return
+    want = {c["sysfs"]: (c["size"], c["content"]) for c in predicted}
+    assert want, f"{p.id}: the oracle predicts no cells"
+    assert sorted(got) == sorted(want), f"{dev} ({p.id}): cell files differ"
     for name, (size, content) in want.items():
         assert got[name][0] == size, f"{dev}/cells/{name}: size {got[name][0]}, predicted {size}"
         assert got[name][2] == content, f"{dev}/cells/{name}: read {got[name][2]}, predicted {content}"
-    # cells are read-only and readable by whoever may read the device
+    # cells are read-only and readable by whoever may read the device (MTD
+    # nvmem devices are root-only: so are their cells)
     readable = int(device_mode(shell, dev), 8) & 0o444
     for name, (_, mode, _) in got.items():
         assert int(mode, 8) == readable, f"{dev}/cells/{name}: mode {mode}, device readable {readable:o}"
 
 
-@pytest.mark.needs("layouts")
-def test_rejected_image_keeps_device(shell, attachment, kernel_features):
-    dev, layout = layout_under_test(shell, attachment, kernel_features)
-    status, error = oracle(attachment, layout)
-    if status == 0:
-        pytest.skip(f"{attachment.file.name} is a valid {layout} image")
-    assert guest_cells(shell, dev) == {}, f"{dev}: cells from an image the layout must reject ({error})"
+def expect_rejected(shell, p, data, dev, got, error):
+    """an image the layout must reject: no cells, an error line, and the raw
+    device still reads back the whole image (`data`)"""
+    assert got == {}, f"{dev}: cells from an image {p.compatible} must reject ({error})"
     # an error line about this device (or its provider: 6.12 reports from a
     # layout device named after the provider) in the kernel log
     parent = shell.run_check(f"basename $(dirname $(readlink -f /sys/bus/nvmem/devices/{dev}))")[0]
     lines = [line for line in shell.run_check("dmesg", timeout=120)
              if re.search(rf"(^|[ :]){re.escape(dev)}:|(^|[ :]){re.escape(parent)}[: ]", line)]
     assert any(re.search(r"(?i)crc|magic|invalid|mismatch|bad|error|fail", line) for line in lines), \
-        f"{dev}: no error in the kernel log for a malformed {layout} image; lines: {lines}"
-    # the raw device still reads back the whole image
-    data = attachment.file.read_bytes()
+        f"{dev}: no error in the kernel log for a malformed {p.compatible} image; lines: {lines}"
     digest, length = lab.guest_digest(shell, f"/sys/bus/nvmem/devices/{dev}/nvmem", 0, len(data))
     assert (digest, length) == (lab.sha256(data), len(data)), f"{dev}: raw content differs from the image"
 
 
-def flash_partitions(shell, flash):
-    """nvmem devices of the chip's partitions: name -> (offset, of_node path)"""
-    out = shell.run_check(
-        "for m in /sys/class/mtd/mtd*; do [ -e $m/offset ] || continue; n=${m##*/}; "
-        "case $n in *ro) continue;; esac; r=$(cd $m/device && pwd -P); "
-        "of=; [ -e /sys/bus/nvmem/devices/$n/of_node ] && of=$(cd /sys/bus/nvmem/devices/$n/of_node && pwd -P); "
-        "echo \"$n $(cat $m/offset) $r $of\"; done")
-    parts = {}
-    for line in out:
-        fields = line.split()
-        if f"/{flash.where}/" in fields[2] + "/" and len(fields) > 3:
-            parts[fields[0]] = (int(fields[1]), fields[3])
-    return parts
-
-
-@pytest.mark.needs("layout:fixed-layout", "sysfs-cells")
-def test_mtd_partition_fixed_layout(shell, flash):
-    image = flash.file.read_bytes()
-    checked = 0
-    for dev, (offset, of) in flash_partitions(shell, flash).items():
-        if guest_layout(shell, dev) != "fixed-layout":
-            continue
-        regs = shell.run_check(
-            f"cd {of}/nvmem-layout && for c in *@*; do echo \"$c $(od -An -tx1 $c/reg | tr -d ' \\n')\"; done")
-        want = {}
-        for line in regs:
-            node, reg = line.split()
-            start, size = int(reg[:8], 16), int(reg[8:16], 16)
-            want[f"{node.split('@')[0]}@{start:x},0"] = (size, image[offset + start:offset + start + size].hex())
-        got = guest_cells(shell, dev)
-        assert {n: (s, c) for n, (s, _, c) in got.items()} == want, f"{dev}: partition cells"
-        # MTD nvmem devices are root-only: so are their cells
-        assert all(mode == "400" for _, mode, _ in got.values()), f"{dev}: cell modes {got}"
-        checked += 1
-    assert checked, f"{flash.id}: no partition with a fixed-layout container"
+def test_unpromised_attachments_have_no_cells(shell, promises, request):
+    """What the board does not promise on this kernel is absent: an
+    attachment (or flash partition) without a LAYOUTS promise has no cells.
+    (A kernel that gains a layout fails here until board.conf says so.)"""
+    promised = {p.target for p in promises.layouts}
+    stray = []
+    for a in lab.attachments(request.config.option.lg_env):
+        targets = [(a.file.stem, lab.find_device(shell, a))]
+        if a.kind == "mtd":
+            targets += [(f"{a.file.stem}/{name}", dev)
+                        for name, (dev, _, _) in flash_partitions(shell, a).items()]
+        for target, dev in targets:
+            if target in promised:
+                continue
+            cells = guest_cells(shell, dev)
+            if cells:
+                stray.append(f"{target} ({dev}, nvmem-layout {guest_layout(shell, dev)}): {sorted(cells)}")
+    assert not stray, (f"cells where qemu-boards/{promises.board}/board.conf promises no layout "
+                       f"for kernel '{promises.kernel}':\n" + "\n".join(stray))
 
 
 def guest_mac_consumers(shell):
-    """interfaces whose device node has nvmem-cells: (iface, address, cells hex)"""
+    """interfaces whose device node has nvmem-cells:
+    iface -> (DT path of its node, address, nvmem-cells hex, nvmem-cell-names)"""
     out = shell.run_check(
-        "for n in /sys/class/net/*; do [ -e $n/device/of_node/nvmem-cells ] || continue; "
-        "echo \"${n##*/} $(cat $n/address) $(od -An -v -tx1 $n/device/of_node/nvmem-cells | tr -d ' \\n')\"; done")
-    return [line.split() for line in out]
+        "for n in /sys/class/net/*; do o=$n/device/of_node; [ -e $o/nvmem-cells ] || continue; "
+        "echo \"${n##*/} $(cd $o && pwd -P) $(cat $n/address) "
+        "$(od -An -v -tx1 $o/nvmem-cells | tr -d ' \\n') $(tr '\\0' , < $o/nvmem-cell-names 2>/dev/null)\"; done")
+    found = {}
+    for line in out:
+        iface, node, address, cells, *names = line.split()
+        found[iface] = ("/" + re.sub(r"^/sys/firmware/devicetree/base/?", "", node), address, cells,
+                        [n for n in "".join(names).split(",") if n])
+    return found
 
 
 def node_with_phandle(shell, phandle):
@@ -173,75 +254,90 @@ def node_with_phandle(shell, phandle):
     return "/" + out[0].lstrip("./")
 
 
-@pytest.mark.needs("layouts")
-def test_interface_mac_from_layout_cell(shell, request):
-    """A MAC consumer (nvmem-cells = <&cell index>) carries the layout's
-    MAC plus the index: checked through `ip link` and sysfs."""
+def promised_ifaces(consumers, promise):
+    """the interfaces among `consumers` a MAC promise names (by name, or by
+    its DT node)"""
+    if promise.consumer.startswith("/"):
+        return [i for i, (node, *_) in consumers.items() if node == promise.consumer]
+    return [i for i in consumers if i == promise.consumer]
+
+
+def consumer_iface(consumers, promise):
+    hits = promised_ifaces(consumers, promise)
+    assert len(hits) == 1, (f"{promise.id}: no single interface {promise.consumer} with nvmem-cells "
+                            f"(interfaces with nvmem-cells: {consumers})")
+    return hits[0]
+
+
+def test_mac_promise_kept(shell, mac_promise, promises, request):
+    """The promised interface's node points at the promised layout cell with
+    the promised index, and it carries that cell's MAC plus the index:
+    checked through sysfs and `ip link`."""
+    p = mac_promise
     consumers = guest_mac_consumers(shell)
-    if not consumers:
-        pytest.skip("no network interface takes its MAC from an nvmem cell on this board")
-    attachments = [a for a in lab.attachments(request.config.option.lg_env) if a.kind != "mtd"]
-    for iface, address, cells in consumers:
-        phandle, index = int(cells[:8], 16), int(cells[8:16] or "0", 16)
-        cell_node = node_with_phandle(shell, phandle)
-        container = cell_node.rsplit("/", 1)[0]
-        assert container.endswith("/nvmem-layout"), f"{iface}: cell {cell_node} is not in a layout"
-        provider = container.rsplit("/", 1)[0]
-        hits = []
-        for a in attachments:
-            dev = lab.find_device(shell, a)
-            of = shell.run(f"cd /sys/bus/nvmem/devices/{dev}/of_node 2>/dev/null && pwd -P")[0]
-            if of and of[0].endswith(provider.replace("/proc/device-tree", "")):
-                hits.append((a, dev))
-        assert len(hits) == 1, f"{iface}: provider {provider} among the attachments: {hits}"
-        a, dev = hits[0]
-        layout = guest_layout(shell, dev)
-        status, predicted = oracle(a, layout, index)
-        assert status == 0, f"{a.file.name}: {predicted}"
-        mac = [c for c in predicted if c["name"] == cell_node.rsplit("/", 1)[1]]
-        assert mac and mac[0]["indexed"], f"no indexed MAC cell {cell_node} predicted for {a.file.name}"
-        want = ":".join(re.findall("..", mac[0]["indexed"]))
-        assert address == want, f"{iface}: address {address}, expected {want} (cell + {index})"
-        link = " ".join(shell.run_check(f"ip link show {iface}"))
-        assert f"link/ether {want}" in link, f"ip link show {iface}: {link}"
+    iface = consumer_iface(consumers, p)
+    _, address, cells, names = consumers[iface]
+    assert names[:1] == ["mac-address"], f"{iface}: nvmem-cell-names {names}"
+    phandle, index = int(cells[:8], 16), int(cells[8:16] or "0", 16)
+    a = attachment_of(request, p.image)
+    dev = lab.find_device(shell, a)
+    provider = dt_path(shell, f"/sys/bus/nvmem/devices/{dev}/of_node")
+    cell_node = node_with_phandle(shell, phandle)
+    assert cell_node == f"{provider}/nvmem-layout/{p.cell}", \
+        f"{iface}: nvmem-cells points at {cell_node}, board.conf promises {p.cell} of {p.image} ({provider})"
+    assert index == p.index, f"{iface}: cell index {index} in the device tree, board.conf promises {p.index}"
+    layout = next(q.compatible for q in promises.layouts if q.image == p.image and not q.partition)
+    status, predicted = oracle(a, layout, p.index)
+    assert status == 0, f"{a.file.name}: {predicted}"
+    mac = [c for c in predicted if c["name"] == p.cell]
+    assert mac and mac[0]["indexed"], f"no indexed MAC cell {p.cell} predicted for {a.file.name}"
+    want = ":".join(re.findall("..", mac[0]["indexed"]))
+    assert address == want, f"{iface}: address {address}, expected {want} ({p.cell} + {p.index})"
+    link = " ".join(shell.run_check(f"ip link show {iface}"))
+    assert f"link/ether {want}" in link, f"ip link show {iface}: {link}"
 
 
-def all_cells(shell, attachments, kernel_features):
-    """attachment id -> {cell file: [size, content]} for every attachment
-    whose layout this kernel has (None for one without layout)"""
+def test_mac_consumers_are_promised(shell, promises):
+    """No interface takes its MAC from a cell the board does not promise."""
+    consumers = guest_mac_consumers(shell)
+    promised = {i for p in promises.macs for i in promised_ifaces(consumers, p)}
+    stray = {i: c for i, c in consumers.items() if i not in promised}
+    assert not stray, (f"interfaces with nvmem-cells without a MAC_CELLS promise in "
+                       f"qemu-boards/{promises.board}/board.conf: {stray}")
+
+
+def all_cells(shell, request, layouts):
+    """promise target -> {cell file: [size, content]} for these promises"""
     listing = {}
-    for a in attachments:
-        dev = lab.find_device(shell, a)
-        layout = guest_layout(shell, dev)
-        if layout is None or f"layout:{layout}" not in kernel_features:
-            continue
-        listing[a.id] = {n: [s, c] for n, (s, _, c) in guest_cells(shell, dev).items()}
+    for p in layouts:
+        _, dev, _, _ = promised_device(shell, request, p)
+        listing[p.target] = {n: [s, c] for n, (s, _, c) in guest_cells(shell, dev).items()}
     return listing
 
 
 @pytest.mark.needs("layouts", "sysfs-cells")
+@pytest.mark.timeout(1800)  # boots our kernel too
 def test_differential_against_ours(shell, request, kernel_under_test):
     """Run on the reference kernel: our kernel, booted with the same images
     and overlays, lists the same cells with the same bytes for every layout
-    both kernels have."""
-    from conftest import KERNEL_FEATURES
-
+    the board promises on both kernels."""
     if kernel_under_test != "ref":
         pytest.skip("compares the reference kernel with ours: runs in the reference session")
     env = request.config.option.lg_env
     out = Path(os.environ["LG_OUT"]).parent / "ours"
     if not (out / "board.dtb").exists():
         pytest.skip(f"no board built for our kernel in {out}")
-    both = KERNEL_FEATURES["ours"] & KERNEL_FEATURES["ref"]
-    attachments = lab.attachments(env)
-    ref = all_cells(shell, attachments, both)
+    board = lab.board_under_test(request.config)
+    both = [p for p in lab.board_promises(board, "ref").layouts
+            if p in lab.board_promises(board, "ours").layouts]
+    assert both, f"{board}: no layout promised on both kernels"
+    ref = all_cells(shell, request, both)
     with lab.variant(env, out=out) as sh:
-        ours = all_cells(sh, attachments, both)
+        ours = all_cells(sh, request, both)
     logdir = request.config.option.lg_log
     if logdir:
         (Path(logdir) / "cells-differential.json").write_text(
             json.dumps({"ref": ref, "ours": ours}, indent=1, sort_keys=True) + "\n")
-    assert ref, "no layout both kernels have on this board"
     assert sorted(ours) == sorted(ref), "not the same devices with layouts"
-    for aid in ref:
-        assert ours[aid] == ref[aid], f"{aid}: ours {ours[aid]} != ref {ref[aid]}"
+    for target in ref:
+        assert ours[target] == ref[target], f"{target}: ours {ours[target]} != ref {ref[target]}"

@@ -1,23 +1,10 @@
 """KUnit suites built into the kernel under test ran at boot and passed.
-The kernel log is parsed with the kernel's own tools/testing/kunit/kunit.py."""
-import os
-from pathlib import Path
-
+The suites expected are those the board's config fragments ask for
+(qemu-boards/<board>/config*.fragment, option -> suite in tests/lab.py
+KUNIT_SUITES); scripts/build-kernel.sh fails any build whose .config lacks
+an option of the fragments. The kernel log is parsed with the kernel's own
+tools/testing/kunit/kunit.py."""
 import lab
-
-# Suites our config fragments enable, by the option that builds them.
-SUITES = {
-    "CONFIG_RISCV_HWPROBE_KUNIT_TEST": "riscv_hwprobe",
-    "CONFIG_NVMEM_KUNIT_TEST": "nvmem_layouts",
-    "CONFIG_NVMEM_LAYOUT_ONIE_TLV_KUNIT_TEST": "nvmem_layout_onie_tlv",
-    "CONFIG_NVMEM_LAYOUT_SL28_VPD_KUNIT_TEST": "nvmem_layout_sl28vpd",
-}
-
-
-def _enabled_suites():
-    config = Path(os.environ.get("LG_OUT", "")) / "kernel" / ".config"
-    text = config.read_text() if config.exists() else ""
-    return {suite for opt, suite in SUITES.items() if f"\n{opt}=y\n" in f"\n{text}"}
 
 
 def _cases(group, prefix=""):
@@ -28,8 +15,9 @@ def _cases(group, prefix=""):
         yield from _cases(sub, f"{name}/" if name else "")
 
 
-def test_kunit_suites_pass(shell, kernel_under_test, tmp_path, subtests):
-    want = _enabled_suites()
+def test_kunit_suites_pass(shell, kernel_under_test, tmp_path, subtests, pytestconfig):
+    want = lab.fragment_selftests(lab.board_under_test(pytestconfig), kernel_under_test,
+                                  lab.KUNIT_SUITES, "y")
     tree = lab.TOP / "build" / "src" / ("linux-6.1" if kernel_under_test == "ours" else "linux-6.12")
     log = tmp_path / "dmesg.txt"
     log.write_text("\n".join(shell.run_check("dmesg", timeout=120)) + "\n")

@@ -1,17 +1,16 @@
 """The kernel Rust API series (pin-init, locks, CondVar, LockedBy, ARef<Task>,
 ioctl helpers) running in the guest.
 
-lib/rust_sync_selftest (built by CONFIG_RUST_SYNC_SELFTEST, riscv64-virt on
-our kernel: the only board with Rust) reports one KTAP line per case when
+lib/rust_sync_selftest (built by CONFIG_RUST_SYNC_SELFTEST=m, which
+riscv64-virt's config-ours.fragment asks for: the only board and kernel with
+Rust; tests/lab.py RUST_SELFTESTS) reports one KTAP line per case when
 loaded; the kernel's kunit.py parses them. Around it the harness checks what
 the guest can see from outside: the PID the self-test saw against the PID of
 the shell that loaded it, the lock classes in /proc/lockdep, and, in boots
 of their own, the two opt-in negative tests (a lock-order inversion that
 lockdep must report, a LockedBy access with the wrong owner that must
 panic)."""
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -20,14 +19,15 @@ import lab
 MODULE = "rust_sync_selftest"
 
 
-def _config():
-    p = Path(os.environ.get("LG_OUT", "")) / "kernel" / ".config"
-    return p.read_text() if p.exists() else ""
-
-
-pytestmark = pytest.mark.skipif(
-    f"\nCONFIG_RUST_SYNC_SELFTEST=m\n" not in f"\n{_config()}",
-    reason="kernel built without the Rust self-test (Rust is enabled on riscv64-virt, ours)")
+@pytest.fixture(scope="module", autouse=True)
+def _declared(pytestconfig, kernel_under_test):
+    """Not applicable, by declaration, where the board's config fragments do
+    not build the self-test for this kernel (build-kernel.sh makes sure a
+    build has what the fragments ask for)."""
+    board = lab.board_under_test(pytestconfig)
+    if MODULE not in lab.fragment_selftests(board, kernel_under_test, lab.RUST_SELFTESTS, "m"):
+        pytest.skip(f"the config fragments of {board} build no {MODULE} module for "
+                    f"kernel '{kernel_under_test}' (Rust: riscv64-virt, ours)")
 
 
 def _module(sh, name):
@@ -91,6 +91,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.timeout(1800)  # loads the self-test (insmod: up to 900 s)
 def test_selftest_cases_pass(selftest, subtests):
     assert selftest["code"] == 0, f"insmod {MODULE} failed ({selftest['code']})"
     cases = list(_cases(selftest["result"]))
@@ -103,6 +104,7 @@ def test_selftest_cases_pass(selftest, subtests):
             assert status == "PASS", f"{suite}.{name}: {status} {diag}"
 
 
+@pytest.mark.timeout(1800)  # loads the self-test unless done
 def test_current_pid_is_the_loader(selftest):
     """current!() in module init is the task that ran insmod: the shell's
     PID, which the exec kept."""
@@ -116,6 +118,7 @@ def _classes(lockdep, name):
     return [line for line in lockdep if re.search(rf":\s+{re.escape(name)}$", line)]
 
 
+@pytest.mark.timeout(1800)  # loads the self-test unless done
 def test_lock_names_and_classes_in_proc_lockdep(selftest):
     """Each new_mutex!/new_spinlock!/new_condvar! call site is a class of
     its own under the given name; two locks from one site share a class."""
@@ -133,6 +136,7 @@ def test_lock_names_and_classes_in_proc_lockdep(selftest):
         "the class_a -> class_b dependency is not in /proc/lockdep"
 
 
+@pytest.mark.timeout(1800)  # a boot of its own and an insmod
 def test_lock_order_inversion_is_reported(pytestconfig):
     """Opt-in negative test in a boot of its own: lockdep reports a -> b
     then b -> a between two Rust mutexes, naming both."""
@@ -146,6 +150,7 @@ def test_lock_order_inversion_is_reported(pytestconfig):
     assert "rust_selftest_inv_a" in report and "rust_selftest_inv_b" in report, report[:3000]
 
 
+@pytest.mark.timeout(1800)  # a boot of its own and an insmod
 def test_locked_by_wrong_owner_panics(pytestconfig):
     """Opt-in negative test in a boot of its own: the wrong owner panics
     before the data is handed out."""
@@ -159,6 +164,7 @@ def test_locked_by_wrong_owner_panics(pytestconfig):
     assert "wrong owner was not refused" not in text
 
 
+@pytest.mark.timeout(1800)  # insmod of the doc examples: up to 900 s
 def test_doc_examples_run(shell, tmp_path, subtests):
     """Every `# Examples` block of the kernel crate, compiled into
     rust_doctests.ko by scripts/rust-doctests.py, runs and passes."""
