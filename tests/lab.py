@@ -238,8 +238,9 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
                 del cmd[i:i + 2]
             m = cmd.index("-machine")
             cmd[m + 1] += f",dumpdtb={base}"
+            # a QEMU that hangs here is killed (subprocess) after 120 s
             subprocess.run(cmd + ["-display", "none", "-serial", "null"], check=True,
-                           capture_output=True)
+                           capture_output=True, timeout=120)
             subprocess.run(["fdtoverlay", "-i", str(base), "-o", str(board),
                             *[x for x in lines[1:] if x]], check=True, capture_output=True)
             env.config.data["images"][qemu.dtb] = str(board)
