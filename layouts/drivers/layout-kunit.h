@@ -1,26 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the KUnit suites of the layout drivers: an nvmem
- * device backed by a test buffer, and a cell sink that records what a
- * parser would add.
+ * device backed by a test buffer, a cell sink that records what a parser
+ * would add, and the device tree nodes of a suite, applied as an overlay
+ * while a test runs.
+ *
+ * The fake device serves every read from a backing buffer larger than
+ * the size it declares, and notes any read that goes past that size: a
+ * size check in a parser is then the only thing that can reject a table
+ * longer than the device, and a read beyond the device is seen.
  */
 #ifndef _NVMEM_LAYOUT_KUNIT_H
 #define _NVMEM_LAYOUT_KUNIT_H
 
 #include <kunit/test.h>
 #include <linux/device.h>
+#include <linux/notifier.h>
 #include <linux/nvmem-consumer.h>
 #include <linux/nvmem-provider.h>
+#include <linux/of.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #define LAYOUT_KUNIT_MAX_CELLS	32
+/* what the fake device can serve, whatever size it declares */
+#define LAYOUT_KUNIT_BACKING	4096
+
+/* the blob of the overlay @name.dts, linked into init memory */
+#define LAYOUT_KUNIT_DTB(name) \
+	extern u8 __dtb_##name##_begin[], __dtb_##name##_end[]
+
+/* a copy of an overlay blob, made at late_initcall by each suite */
+struct layout_kunit_overlay {
+	void *fdt;
+	u32 size;
+};
 
 struct layout_kunit {
 	struct device *parent;
 	struct nvmem_device *nvmem;
+	struct device_node *np;
+	struct device_node *consumer;
+	int ovcs_id;
+
+	/* the fake device: LAYOUT_KUNIT_BACKING bytes, @size declared */
 	u8 *data;
 	size_t size;
+	bool read_past_end;
+	unsigned int last_offset;
+	size_t last_bytes;
+
+	/* cells the core announced while this test registered a device */
+	struct notifier_block nb;
+	struct task_struct *task;
+	int cell_adds;
+
+	/* the cell sink */
 	int ncells;
 	struct nvmem_cell_info cells[LAYOUT_KUNIT_MAX_CELLS];
 };
@@ -30,8 +66,13 @@ static int layout_kunit_reg_read(void *priv, unsigned int offset, void *val,
 {
 	struct layout_kunit *lk = priv;
 
-	if (offset > lk->size || bytes > lk->size - offset)
+	if (offset > LAYOUT_KUNIT_BACKING ||
+	    bytes > LAYOUT_KUNIT_BACKING - offset)
 		return -EINVAL;
+	if (offset > lk->size || bytes > lk->size - offset)
+		lk->read_past_end = true;
+	lk->last_offset = offset;
+	lk->last_bytes = bytes;
 	memcpy(val, lk->data + offset, bytes);
 
 	return 0;
@@ -49,14 +90,54 @@ static int layout_kunit_add(void *ctx, const struct nvmem_cell_info *info)
 	return 0;
 }
 
-static int layout_kunit_init(struct kunit *test)
+/*
+ * Count the cells added from the test's own thread: nvmem_register()
+ * announces the cells of the device it registers synchronously.
+ */
+static int layout_kunit_notify(struct notifier_block *nb, unsigned long event,
+			       void *data)
+{
+	struct layout_kunit *lk = container_of(nb, struct layout_kunit, nb);
+
+	if (event == NVMEM_CELL_ADD && current == lk->task)
+		lk->cell_adds++;
+
+	return NOTIFY_OK;
+}
+
+/* @overlay: the suite's nodes, or NULL */
+static int layout_kunit_setup(struct kunit *test,
+			      const struct layout_kunit_overlay *overlay)
 {
 	struct layout_kunit *lk;
+	int ret;
 
 	lk = kunit_kzalloc(test, sizeof(*lk), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lk);
+	if (!lk)
+		return -ENOMEM;
+	lk->data = kunit_kmalloc(test, LAYOUT_KUNIT_BACKING, GFP_KERNEL);
+	if (!lk->data)
+		return -ENOMEM;
+
 	lk->parent = root_device_register("nvmem-layout-kunit");
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lk->parent);
+	if (IS_ERR(lk->parent))
+		return PTR_ERR(lk->parent);
+
+	if (overlay) {
+		if (!overlay->fdt) {
+			root_device_unregister(lk->parent);
+			return -ENOMEM;
+		}
+		ret = of_overlay_fdt_apply(overlay->fdt, overlay->size,
+					   &lk->ovcs_id);
+		if (ret) {
+			/* a failed overlay may be partly applied */
+			if (lk->ovcs_id)
+				of_overlay_remove(&lk->ovcs_id);
+			root_device_unregister(lk->parent);
+			return ret;
+		}
+	}
 	test->priv = lk;
 
 	return 0;
@@ -66,17 +147,28 @@ static void layout_kunit_exit(struct kunit *test)
 {
 	struct layout_kunit *lk = test->priv;
 
+	/* exit runs after a failed init too */
+	if (!lk)
+		return;
 	nvmem_unregister(lk->nvmem);
+	of_node_put(lk->np);
+	of_node_put(lk->consumer);
+	if (lk->ovcs_id)
+		of_overlay_remove(&lk->ovcs_id);
 	root_device_unregister(lk->parent);
 }
 
 /*
- * Register an nvmem device of @size bytes holding a copy of @len bytes of
- * @image followed by @fill bytes, with @layout (may be NULL).
+ * Register an nvmem device that declares @size bytes. The backing buffer
+ * holds the @len bytes of @image, then @fill up to LAYOUT_KUNIT_BACKING,
+ * whatever @size is. The device gets the node at @path if any (its
+ * layout is then found through the device tree), else @layout (may be
+ * NULL).
  */
 static struct nvmem_device *
-layout_kunit_device(struct kunit *test, const void *image, size_t len,
-		    size_t size, u8 fill, struct nvmem_layout *layout)
+__layout_kunit_device(struct kunit *test, const void *image, size_t len,
+		      size_t size, u8 fill, const char *path,
+		      struct nvmem_layout *layout)
 {
 	struct layout_kunit *lk = test->priv;
 	struct nvmem_config config = {
@@ -84,7 +176,6 @@ layout_kunit_device(struct kunit *test, const void *image, size_t len,
 		.name = "layout-kunit",
 		.id = NVMEM_DEVID_AUTO,
 		.read_only = true,
-		.no_of_node = true,
 		.reg_read = layout_kunit_reg_read,
 		.size = size,
 		.priv = lk,
@@ -92,18 +183,101 @@ layout_kunit_device(struct kunit *test, const void *image, size_t len,
 	};
 	struct nvmem_device *nvmem;
 
-	lk->data = kunit_kmalloc(test, size ?: 1, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lk->data);
-	memset(lk->data, fill, size);
-	memcpy(lk->data, image, min(len, size));
+	KUNIT_ASSERT_LE(test, len, (size_t)LAYOUT_KUNIT_BACKING);
+	KUNIT_ASSERT_LE(test, size, (size_t)LAYOUT_KUNIT_BACKING);
+	memset(lk->data, fill, LAYOUT_KUNIT_BACKING);
+	memcpy(lk->data, image, len);
 	lk->size = size;
+	lk->read_past_end = false;
 
+	if (path) {
+		lk->np = of_find_node_by_path(path);
+		KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lk->np);
+		config.of_node = lk->np;
+	} else {
+		config.no_of_node = true;
+	}
+
+	lk->task = current;
+	lk->cell_adds = 0;
+	lk->nb.notifier_call = layout_kunit_notify;
+	KUNIT_ASSERT_EQ(test, nvmem_register_notifier(&lk->nb), 0);
 	nvmem = nvmem_register(&config);
+	nvmem_unregister_notifier(&lk->nb);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(nvmem), "nvmem_register: %ld",
 			       PTR_ERR(nvmem));
 	lk->nvmem = nvmem;
 
 	return nvmem;
+}
+
+static struct nvmem_device *
+layout_kunit_device(struct kunit *test, const void *image, size_t len,
+		    size_t size, u8 fill, struct nvmem_layout *layout)
+{
+	return __layout_kunit_device(test, image, len, size, fill, NULL,
+				     layout);
+}
+
+/* a device with the node at @path, filled with 0xff after @image */
+static struct nvmem_device *
+layout_kunit_of_device(struct kunit *test, const void *image, size_t len,
+		       size_t size, const char *path)
+{
+	return __layout_kunit_device(test, image, len, size, 0xff, path, NULL);
+}
+
+/* the consumer node at @path, released when the test ends */
+static struct device_node *layout_kunit_consumer(struct kunit *test,
+						 const char *path)
+{
+	struct layout_kunit *lk = test->priv;
+
+	lk->consumer = of_find_node_by_path(path);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, lk->consumer);
+
+	return lk->consumer;
+}
+
+/* a cell as a consumer sees it, and the bytes it must cover */
+struct layout_kunit_cell {
+	const char *id;		/* in the consumer's nvmem-cell-names */
+	unsigned int offset;
+	size_t bytes;
+	const u8 *value;	/* what the consumer reads, hooks applied */
+};
+
+/*
+ * Read the cell @c->id of the device tree node @consumer through the
+ * consumer API: the core reads the cell's bytes with one reg_read(), which
+ * gives its offset and size; the value is what the read hook, with the
+ * index of the consumer's phandle argument, made of them.
+ */
+static void layout_kunit_check_cell(struct kunit *test,
+				    struct device_node *consumer,
+				    const struct layout_kunit_cell *c)
+{
+	struct layout_kunit *lk = test->priv;
+	struct nvmem_cell *cell;
+	size_t len = 0;
+	u8 *buf;
+
+	cell = of_nvmem_cell_get(consumer, c->id);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(cell), "cell %s: %ld", c->id,
+			       PTR_ERR(cell));
+	lk->last_offset = 0;
+	lk->last_bytes = 0;
+	buf = nvmem_cell_read(cell, &len);
+	nvmem_cell_put(cell);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(buf), "cell %s: read: %ld", c->id,
+			       PTR_ERR(buf));
+	KUNIT_EXPECT_EQ_MSG(test, lk->last_offset, c->offset, "cell %s", c->id);
+	KUNIT_EXPECT_EQ_MSG(test, lk->last_bytes, c->bytes, "cell %s", c->id);
+	KUNIT_EXPECT_EQ_MSG(test, len, c->bytes, "cell %s", c->id);
+	if (len == c->bytes)
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(buf, c->value, len), 0,
+				    "cell %s: %*ph", c->id, (int)len, buf);
+	kfree(buf);
 }
 
 /* special values of layout_kunit_bad.pos */
@@ -114,7 +288,7 @@ layout_kunit_device(struct kunit *test, const void *image, size_t len,
 /* a malformed image: the good one with byte @pos set to @val */
 struct layout_kunit_bad {
 	const char *what;
-	size_t size;		/* of the device */
+	size_t size;		/* declared by the device */
 	u8 fill;
 	int pos;
 	u8 val;

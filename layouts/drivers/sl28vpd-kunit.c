@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the sl28 VPD layout, included by sl28vpd.c. The good
- * record's CRC-8 was computed outside the kernel.
+ * KUnit tests of the sl28 VPD layout, included by sl28vpd.c. The CRC-8s
+ * of the records were computed outside the kernel. The device tree nodes
+ * of the real-path tests come from sl28vpd-kunit-overlay.dts.
  */
 
 #include "layout-kunit.h"
@@ -14,6 +15,29 @@ static const u8 sl28_good[] = {
 	0x02, 0x11, 0x22, 0x33, 0x44, 0x80,
 	0x5a,
 };
+
+/* the good record with the base MAC 03:11:22:33:44:80 (multicast) */
+#define SL28_KUNIT_MULTICAST_CRC	0x73
+
+LAYOUT_KUNIT_DTB(sl28vpd_kunit_overlay);
+
+static struct layout_kunit_overlay sl28_kunit_overlay;
+
+static int __init sl28_kunit_keep_overlay(void)
+{
+	sl28_kunit_overlay.size = __dtb_sl28vpd_kunit_overlay_end -
+				  __dtb_sl28vpd_kunit_overlay_begin;
+	sl28_kunit_overlay.fdt = kmemdup(__dtb_sl28vpd_kunit_overlay_begin,
+					 sl28_kunit_overlay.size, GFP_KERNEL);
+
+	return 0;
+}
+late_initcall(sl28_kunit_keep_overlay);
+
+static int sl28_kunit_init(struct kunit *test)
+{
+	return layout_kunit_setup(test, &sl28_kunit_overlay);
+}
 
 /* what the add_cells path does, with the cells recorded, not added */
 static int sl28_kunit_parse(struct kunit *test, const u8 *image, size_t len,
@@ -38,6 +62,7 @@ static void sl28_kunit_good(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, sl28_kunit_parse(test, sl28_good, sizeof(sl28_good),
 					       256, 0xff), 0);
+	KUNIT_EXPECT_FALSE(test, lk->read_past_end);
 	KUNIT_ASSERT_EQ(test, lk->ncells, 2);
 	KUNIT_EXPECT_STREQ(test, lk->cells[0].name, "serial-number");
 	KUNIT_EXPECT_EQ(test, lk->cells[0].offset, 2);
@@ -49,6 +74,17 @@ static void sl28_kunit_good(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lk->cells[1].bytes, 6);
 	KUNIT_EXPECT_PTR_EQ(test, lk->cells[1].read_post_process,
 			    (nvmem_cell_post_process_t)sl28vpd_mac_read);
+}
+
+/* a device of exactly the record's size holds it */
+static void sl28_kunit_fills_device(struct kunit *test)
+{
+	struct layout_kunit *lk = test->priv;
+
+	KUNIT_EXPECT_EQ(test, sl28_kunit_parse(test, sl28_good, sizeof(sl28_good),
+					       sizeof(sl28_good), 0xff), 0);
+	KUNIT_EXPECT_EQ(test, lk->ncells, 2);
+	KUNIT_EXPECT_FALSE(test, lk->read_past_end);
 }
 
 static void sl28_kunit_mac_index(struct kunit *test)
@@ -66,24 +102,85 @@ static void sl28_kunit_mac_index(struct kunit *test)
 			-EINVAL);
 }
 
+/*
+ * The real path on a good record: the layout is found through the
+ * compatible of the device's nvmem-layout node, its add_cells() creates
+ * the two cells with their nodes, and a consumer reads them, the base
+ * MAC address with its index added.
+ */
+static void sl28_kunit_of_cells(struct kunit *test)
+{
+	static const u8 serial[15] = "SL28-0000042";
+	static const u8 mac[ETH_ALEN] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x80 };
+	static const u8 mac3[ETH_ALEN] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x83 };
+	static const struct layout_kunit_cell cells[] = {
+		{ "serial-number", 2, 15, serial },
+		{ "base-mac-address", 17, ETH_ALEN, mac },
+		{ "base-mac-address-3", 17, ETH_ALEN, mac3 },
+	};
+	struct layout_kunit *lk = test->priv;
+	struct device_node *consumer;
+	int i;
+
+	layout_kunit_of_device(test, sl28_good, sizeof(sl28_good), 256,
+			       "/sl28vpd-kunit/eeprom");
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 2);
+
+	consumer = layout_kunit_consumer(test, "/sl28vpd-kunit/consumer");
+	for (i = 0; i < ARRAY_SIZE(cells); i++)
+		layout_kunit_check_cell(test, consumer, &cells[i]);
+}
+
+/*
+ * A record with a right CRC but a multicast base address gives its
+ * cells, and the consumer's read of the address is refused by the hook.
+ */
+static void sl28_kunit_of_bad_mac(struct kunit *test)
+{
+	struct layout_kunit *lk = test->priv;
+	struct device_node *consumer;
+	struct nvmem_cell *cell;
+	u8 image[sizeof(sl28_good)];
+	u8 *buf;
+
+	memcpy(image, sl28_good, sizeof(image));
+	image[17] = 0x03;
+	image[23] = SL28_KUNIT_MULTICAST_CRC;
+	layout_kunit_of_device(test, image, sizeof(image), 256,
+			       "/sl28vpd-kunit/eeprom");
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 2);
+
+	consumer = layout_kunit_consumer(test, "/sl28vpd-kunit/consumer");
+	cell = of_nvmem_cell_get(consumer, "base-mac-address");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cell));
+	buf = nvmem_cell_read(cell, NULL);
+	nvmem_cell_put(cell);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(buf), -EINVAL);
+	if (!IS_ERR(buf))
+		kfree(buf);
+}
+
 /* the real add_cells path: a bad record leaves a registered, readable device */
 static void sl28_kunit_bad_keeps_device(struct kunit *test)
 {
 	u8 image[sizeof(sl28_good)], back[sizeof(sl28_good)];
+	struct layout_kunit *lk = test->priv;
 	struct nvmem_device *nvmem;
 
 	memcpy(image, sl28_good, sizeof(image));
 	image[5] ^= 0x20;
 	nvmem = layout_kunit_device(test, image, sizeof(image), 256, 0xff,
 				    &sl28vpd_layout);
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
 	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, sizeof(back), back),
 			(int)sizeof(back));
 	KUNIT_EXPECT_EQ(test, memcmp(back, image, sizeof(back)), 0);
 }
 
+/* the device serves the whole record whatever size it declares */
 static const struct layout_kunit_bad sl28_bad_cases[] = {
 	{ "device of 1 byte", 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
-	{ "truncated record", sizeof(sl28_good) - 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
+	{ "device a byte short", sizeof(sl28_good) - 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
 	{ "bad magic", 256, 0xff, 0, 'v', -EINVAL },
 	{ "version 0", 256, 0xff, 1, 0, -EINVAL },
 	{ "version 2", 256, 0xff, 1, 2, -EINVAL },
@@ -97,6 +194,7 @@ static const struct layout_kunit_bad sl28_bad_cases[] = {
 
 KUNIT_ARRAY_PARAM(sl28_kunit_bad, sl28_bad_cases, layout_kunit_bad_desc);
 
+/* refused, no cells, and never a read beyond the device */
 static void sl28_kunit_malformed(struct kunit *test)
 {
 	const struct layout_kunit_bad *c = test->param_value;
@@ -107,11 +205,17 @@ static void sl28_kunit_malformed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sl28_kunit_parse(test, image, len, c->size,
 					       c->fill), c->err);
 	KUNIT_EXPECT_EQ(test, lk->ncells, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, lk->read_past_end,
+			       "read past the end of a %zu-byte device",
+			       c->size);
 }
 
 static struct kunit_case sl28vpd_kunit_cases[] = {
 	KUNIT_CASE(sl28_kunit_good),
+	KUNIT_CASE(sl28_kunit_fills_device),
 	KUNIT_CASE(sl28_kunit_mac_index),
+	KUNIT_CASE(sl28_kunit_of_cells),
+	KUNIT_CASE(sl28_kunit_of_bad_mac),
 	KUNIT_CASE(sl28_kunit_bad_keeps_device),
 	KUNIT_CASE_PARAM(sl28_kunit_malformed, sl28_kunit_bad_gen_params),
 	{}
@@ -119,7 +223,7 @@ static struct kunit_case sl28vpd_kunit_cases[] = {
 
 static struct kunit_suite sl28vpd_kunit_suite = {
 	.name = "nvmem_layout_sl28vpd",
-	.init = layout_kunit_init,
+	.init = sl28_kunit_init,
 	.exit = layout_kunit_exit,
 	.test_cases = sl28vpd_kunit_cases,
 };
