@@ -3,7 +3,8 @@ board was started with, the system call's semantics, the vDSO, the
 kernel's own kselftest, and (on the reference kernel) the same answers from
 our kernel on the same configurations.
 
-The guest side is tests/guest/riscv/hwprobe.c (`hwprobe query|vdso|loop|bench`).
+The guest side is tests/guest/riscv/hwprobe.c (`hwprobe query|vdso|loop|bench`)
+and tests/guest/riscv/hwprobe-nokernel.c (the vDSO under a seccomp filter).
 """
 import os
 import re
@@ -170,6 +171,7 @@ def expected(config, env):
     }
 
 
+@pytest.mark.timeout(1800)  # boots the board with this configuration
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
 def test_values_match_board(board_is_riscv, config, kernel_under_test, pytestconfig):
     """Every key's value follows from the -cpu/-smp/kernel options of the boot."""
@@ -206,12 +208,14 @@ def test_values_match_board(board_is_riscv, config, kernel_under_test, pytestcon
         assert a.syscall[k] == (-1, 0)
 
 
+@pytest.mark.timeout(1800)  # boots the board unless test_values_match_board did
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
 def test_vdso_equals_syscall(board_is_riscv, config, kernel_under_test):
     a = answers_for(board_is_riscv, config, kernel_under_test)
     assert a.vdso == a.syscall
 
 
+@pytest.mark.timeout(2700)  # up to two boots (reference and ours)
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
 def test_same_answers_as_ours(board_is_riscv, config, kernel_under_test, pytestconfig):
     """Differential: on the reference kernel, boot our kernel with the same
@@ -308,7 +312,60 @@ def test_vdso_symbol_and_fallback(board_is_riscv, shell, kernel_under_test):
         assert query(shell, "-v -c 100-127")[:2] == (-1, "EINVAL")
 
 
+FILTER_ERRNO = "EXFULL"  # what hwprobe-nokernel's seccomp filter makes riscv_hwprobe return
+
+
+def _nokernel(sh):
+    """Run hwprobe-nokernel -> ({step: (rc, errno, same)}, (calls, failed, differ), output)."""
+    out, _, rc = sh.run("hwprobe-nokernel", timeout=300)
+    text = "\n".join(out)
+    # killed by the filter (a system call other than riscv_hwprobe, write
+    # or exit) or a setup error: no "done", non-zero status
+    assert rc == 0 and out and out[-1] == "done", f"hwprobe-nokernel exited {rc}:\n{text}"
+    steps = {}
+    for line in out:
+        m = re.fullmatch(r"(\S+) rc=(-?\d+) errno=(\S+)(?: same=(yes|no))?", line)
+        if m:
+            steps[m.group(1)] = (int(m.group(2)), m.group(3), m.group(4))
+    loop = next(m for m in (re.fullmatch(r"vdso-all-loop calls=(\d+) failed=(\d+) differ=(\d+)", line)
+                            for line in out) if m)
+    return steps, tuple(int(x) for x in loop.groups()), text
+
+
+def test_vdso_answers_without_kernel(board_is_riscv, shell, kernel_under_test):
+    """Under a seccomp filter (riscv_hwprobe -> EXFULL, write/exit allowed,
+    any other system call kills the program): the vDSO still answers the
+    all-CPU query, with the system call's answers from before the filter,
+    so it never entered the kernel; what it must pass on (a flag nobody
+    defines; on our kernel also a CPU set) gets the filter's EXFULL, so the
+    fallback really is the system call."""
+    steps, (calls, failed, differ), text = _nokernel(shell)
+    # before the filter: the kernel answers, and rejects the flag itself
+    assert steps["before-syscall"] == (0, "0", None), text
+    assert steps["before-vdso-cpuset"] == (0, "0", "yes"), text
+    assert steps["before-vdso-flags"] == (-1, "EINVAL", None), text
+    # the filter is in force: the system call is refused
+    assert steps["syscall"] == (-1, FILTER_ERRNO, None), text
+    # fast path: no system call, and the answers from before the filter
+    assert steps["vdso-all"] == (0, "0", "yes"), text
+    assert calls > 0 and (failed, differ) == (0, 0), text
+    # fallback: to the system call, hence the filter's errno
+    assert steps["vdso-flags"] == (-1, FILTER_ERRNO, None), text
+    if kernel_under_test == "ours":
+        # our vDSO answers only the all-CPU query
+        assert steps["vdso-cpuset"] == (-1, FILTER_ERRNO, None), text
+    else:
+        # 6.12 answers any CPU set itself when the harts' IDs say they are
+        # alike (the three IDs OR-ed together neither 0 nor all ones)
+        _, _, ids = query(shell, "0 1 2")
+        smash = ids[0][1] | ids[1][1] | ids[2][1]
+        alike = smash not in (0, (1 << 64) - 1)
+        want = (0, "0", "yes") if alike else (-1, FILTER_ERRNO, None)
+        assert steps["vdso-cpuset"] == want, text
+
+
 @pytest.mark.patched  # a property of our implementation; ~4 minutes
+@pytest.mark.timeout(3600)  # the loop may take up to 3000 s under TCG
 def test_many_calls_no_memory_growth(board_is_riscv, shell):
     """10^6 system calls (two processes, one per hart, one key per call):
     every call succeeds, answers do not change, and neither the process nor
@@ -325,6 +382,7 @@ def test_many_calls_no_memory_growth(board_is_riscv, shell):
         assert slab1 - slab0 < 1024, f"kernel slab grew from {slab0} to {slab1} kB"
 
 
+@pytest.mark.timeout(1800)  # each program may take up to 600 s
 def test_kselftest(board_is_riscv, shell, subtests):
     """The kernel's own riscv hwprobe kselftests, KTAP parsed per case."""
     progs = shell.run_check("ls /usr/bin | grep '^kselftest-riscv-hwprobe-' || true")
@@ -348,6 +406,7 @@ def test_kselftest(board_is_riscv, shell, subtests):
                 assert len(cases) == plan, f"{prog}: plan {plan}, {len(cases)} results"
 
 
+@pytest.mark.timeout(1800)  # the benchmark may take up to 1200 s
 def test_benchmark(board_is_riscv, shell, pytestconfig):
     """Figures only (no timing assertion): ns per call of the vDSO, the
     system call and parsing /proc/cpuinfo, with their ratios."""
