@@ -16,12 +16,22 @@ set -euo pipefail
 src=$BUILD/src/linux-6.1
 tmp=$BUILD/series-check
 rm -rf "$tmp" && mkdir -p "$tmp"
+# A patch that passed is not checked again while neither it nor the tree's
+# checking scripts and MAINTAINERS change: the verdict is kept under the hash
+# of all of them (the patch without its "From <commit>" line).
+passed=$BUILD/series-check-passed
+mkdir -p "$passed"
+tools_sum=$(cd "$src" && cat scripts/checkpatch.pl scripts/get_maintainer.pl scripts/spelling.txt \
+	scripts/const_structs.checkpatch MAINTAINERS "$TOP/scripts/check-series.sh" | sha256sum | cut -d' ' -f1)
 fail=0
 n=0
-# check_patch FILE: checkpatch, maintainers of new files, sign-off
+# check_patch FILE: checkpatch, maintainers of new files, sign-off; prints
+# the problems and returns non-zero if any
 check_patch() {
-	local f=$1 p out author nf
+	local f=$1 p out author nf key fail=0
 	p=$(basename "$f")
+	key=$({ echo "$tools_sum"; sed 1d "$f"; } | sha256sum | cut -d' ' -f1)
+	[ -e "$passed/$key" ] && return 0
 	out=$tmp/${p%.patch}.checkpatch
 	(cd "$src" && ./scripts/checkpatch.pl --strict --no-tree --ignore FILE_PATH_CHANGES --show-types "$f") >"$out" 2>&1 || true
 	if ! grep -q '^total: 0 errors, 0 warnings, 0 checks' "$out"; then
@@ -41,23 +51,27 @@ check_patch() {
 		echo "[series] $p: no Signed-off-by of its author ($author)" >&2
 		fail=1
 	fi
+	[ "$fail" = 0 ] && touch "$passed/$key"
+	return "$fail"
 }
 
+patches=()
 while read -r p; do
 	case "$p" in "" | \#*) continue ;; esac
-	n=$((n + 1))
-	check_patch "$TOP/kernel-patches/$p"
+	patches+=("$TOP/kernel-patches/$p")
 done <"$TOP/kernel-patches/series"
 # the layouts/ commits that prepare-tree.sh puts on top of the series
 nl=$(git -C "$src" rev-list --count "nvlab-base..HEAD")
-nl=$((nl - n))
+nl=$((nl - ${#patches[@]}))
 if [ "$nl" -gt 0 ]; then
 	git -C "$src" format-patch -q --no-signature -"$nl" -o "$tmp/layouts" HEAD
-	for f in "$tmp"/layouts/*.patch; do
-		check_patch "$f"
-		n=$((n + 1))
-	done
+	patches+=("$tmp"/layouts/*.patch)
 fi
+n=${#patches[@]}
+# one checkpatch per core
+export -f check_patch
+export src tmp passed tools_sum
+printf '%s\0' "${patches[@]}" | xargs -0 -n1 -P "$(nproc)" bash -c 'check_patch "$1"' _ || fail=1
 [ "$fail" = 0 ] || die "series check failed (checkpatch output in $tmp)"
 stage series "$n patch(es): checkpatch --strict clean, new files maintained, signed off"
 

@@ -17,11 +17,15 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-which=${1:-ours}
+which=ours
 discard=
-if [ "$which" = --discard ]; then
-	discard=1 which=ours
-fi
+for arg in "$@"; do
+	case "$arg" in
+	--discard) discard=1 ;;
+	*) which=$arg ;;
+	esac
+done
+[ -z "$discard" ] || [ "$which" = ours ] || die "--discard applies to our tree (build/src/linux-6.1) only"
 check_kernel "$which"
 mkdir -p "$BUILD/src"
 git_id=(-c user.name="nvmem-lab" -c user.email="nvmem-lab@localhost" -c core.autocrlf=false)

@@ -203,14 +203,7 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
     from labgrid.driver import QEMUDriver, ShellDriver
     from labgrid.strategy import ShellStrategy
 
-    saved = os.environ.get("LG_OUT")
-    if out:
-        os.environ["LG_OUT"] = str(out)
-    try:
-        env = Environment(str(env_path))
-    finally:
-        if out:
-            os.environ["LG_OUT"] = saved or ""
+    env = _load_env(env_path, out)
     target = env.get_target("main")
     if splat_ok:
         # its console goes to console_expected-splat, which the session's
@@ -258,6 +251,74 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
         target.deactivate_all_drivers()
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ---- observations shared between test sessions ----
+# The reference session compares the reference kernel with ours booted on
+# the same board options. Ours is booted with those options in its own
+# session already: what that boot observed is recorded under the identity
+# of the boot, and a later session that needs the same boot reads it
+# instead of booting again. Any difference in what the guest boots (kernel,
+# initramfs, device tree and its overlays, attached images, QEMU options)
+# is a different identity, hence a new boot.
+
+def _load_env(env_path, out=None):
+    saved = os.environ.get("LG_OUT")
+    if out:
+        os.environ["LG_OUT"] = str(out)
+    try:
+        return Environment(str(env_path))
+    finally:
+        if out:
+            os.environ["LG_OUT"] = saved or ""
+
+
+def boot_identity(env_path, out=None, cpu=None, smp=None, append=""):
+    """sha256 naming a boot: the QEMU command line labgrid builds for the
+    environment with these options (out: build directory of the kernel,
+    as $LG_OUT), and the contents of every file it or the device-tree
+    recipe names."""
+    from labgrid.driver import QEMUDriver
+
+    env = _load_env(env_path, out)
+    qemu = env.get_target("main").get_driver(QEMUDriver, activate=False)
+    args = qemu.get_qemu_base_args()
+    words = [*args, f"cpu={cpu}", f"smp={smp}", f"append={append}", f"boot_args={qemu.boot_args}"]
+    recipe = Path(out or os.environ["LG_OUT"]) / "board.dtb.recipe"
+    if recipe.exists():
+        words += recipe.read_text().split("\n")
+    h = hashlib.sha256()
+    for word in words:
+        h.update(word.encode() + b"\0")
+        for path in re.findall(r"(/[^\s,=]+)", word):
+            if os.path.isfile(path):
+                h.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _record_path(out, what, identity):
+    return Path(out) / "boot-records" / f"{what}-{identity[:32]}.json"
+
+
+def recorded(out, what, identity):
+    """What an earlier boot of this identity observed (`what`: a name for
+    the observation), or None."""
+    path = _record_path(out, what, identity)
+    if path.exists():
+        data = json.loads(path.read_text())
+        if data.get("identity") == identity:
+            print(f"\nnvlab: {what} of the same boot recorded in {path}")
+            return data["value"]
+    return None
+
+
+def record(out, what, identity, value):
+    """Keep an observation of a boot for later sessions (JSON-able value)."""
+    path = _record_path(out, what, identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"identity": identity, "value": value}, sort_keys=True) + "\n")
+    tmp.replace(path)
 
 
 # ---- what a board promises (qemu-boards/<board>/board.conf) ----

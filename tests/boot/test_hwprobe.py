@@ -121,17 +121,48 @@ def board_is_riscv(pytestconfig):
     return env
 
 
-def answers_for(env, config, kernel, logdir=None):
-    """Boot `kernel` (ours|ref, from the build directory next to $LG_OUT)
-    with `config` once per session and collect its answers (also written
-    to the test log directory)."""
+def _answers_json(a):
+    return {"syscall": list(a.syscall.values()), "vdso": list(a.vdso.values()), "isa": a.isa,
+            "mmu": a.mmu, "timebase": a.timebase, "misaligned_log": a.misaligned_log, "cpus": a.cpus}
+
+
+def _answers_from_json(d):
+    return Answers(dict(enumerate(tuple(p) for p in d["syscall"])),
+                   dict(enumerate(tuple(p) for p in d["vdso"])),
+                   d["isa"], d["mmu"], d["timebase"], d["misaligned_log"], d["cpus"])
+
+
+def answers_for(request, config, kernel):
+    """The answers of `kernel` (ours|ref, from the build directory next to
+    $LG_OUT) booted with `config`, collected once per boot: the session's
+    own boot where it is that boot, a boot of our kernel with the same
+    identity recorded by an earlier session (lab.boot_identity), else a
+    boot of its own. Also written to the test log directory."""
+    env = request.config.option.lg_env
+    logdir = request.config.option.lg_log
     key = (config.id, kernel)
     if key not in _booted:
         out = Path(os.environ["LG_OUT"]).parent / kernel
         if not (out / "Image").exists():
-            pytest.skip(f"no {kernel} kernel built in {out}")
-        with lab.variant(env, cpu=config.cpu, smp=config.smp, append=config.append, out=out) as sh:
-            a = _booted[key] = collect(sh)
+            pytest.fail(f"no {kernel} kernel built in {out}")
+        session = kernel == request.config.getoption("--nvlab-kernel")
+        smp = re.search(r"-smp (\d+)", lab.qemu_driver_config(env)["extra_args"])
+        if (session and config.cpu is None and smp and config.smp == int(smp.group(1))
+                and not config.append):
+            # the session's boot has exactly these options
+            a = collect(request.getfixturevalue("shell"))
+        else:
+            identity = lab.boot_identity(env, out, cpu=config.cpu, smp=config.smp, append=config.append)
+            seen = lab.recorded(out, f"hwprobe-{config.id}", identity)
+            if seen is not None and not session:
+                a = _answers_from_json(seen)
+            else:
+                with lab.variant(env, cpu=config.cpu, smp=config.smp, append=config.append, out=out) as sh:
+                    a = collect(sh)
+        if kernel == "ours":
+            identity = lab.boot_identity(env, out, cpu=config.cpu, smp=config.smp, append=config.append)
+            lab.record(out, f"hwprobe-{config.id}", identity, _answers_json(a))
+        _booted[key] = a
         if logdir:
             lines = [f"# {kernel} kernel, -cpu {config.cpu or '(environment)'} -smp {config.smp}",
                      f"# isa {a.isa}, mmu {a.mmu}"]
@@ -173,10 +204,10 @@ def expected(config, env):
 
 @pytest.mark.timeout(1800)  # boots the board with this configuration
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
-def test_values_match_board(board_is_riscv, config, kernel_under_test, pytestconfig):
+def test_values_match_board(board_is_riscv, config, kernel_under_test, request):
     """Every key's value follows from the -cpu/-smp/kernel options of the boot."""
     env = board_is_riscv
-    a = answers_for(env, config, kernel_under_test, pytestconfig.option.lg_log)
+    a = answers_for(request, config, kernel_under_test)
     want = expected(config, env)
     got = {k: v for k, (key, v) in a.syscall.items() if key == k}
     assert a.cpus == config.smp
@@ -210,22 +241,21 @@ def test_values_match_board(board_is_riscv, config, kernel_under_test, pytestcon
 
 @pytest.mark.timeout(1800)  # boots the board unless test_values_match_board did
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
-def test_vdso_equals_syscall(board_is_riscv, config, kernel_under_test):
-    a = answers_for(board_is_riscv, config, kernel_under_test)
+def test_vdso_equals_syscall(board_is_riscv, config, kernel_under_test, request):
+    a = answers_for(request, config, kernel_under_test)
     assert a.vdso == a.syscall
 
 
 @pytest.mark.timeout(2700)  # up to two boots (reference and ours)
 @pytest.mark.parametrize("config", CONFIGS, ids=[c.id for c in CONFIGS])
-def test_same_answers_as_ours(board_is_riscv, config, kernel_under_test, pytestconfig):
+def test_same_answers_as_ours(board_is_riscv, config, kernel_under_test, request):
     """Differential: on the reference kernel, boot our kernel with the same
     board options; every key both know gets the same answer (IMA_EXT_0
     without the vector bits our 6.1 cannot offer)."""
     if kernel_under_test != "ref":
         pytest.skip("differential runs in the reference kernel's session")
-    logdir = pytestconfig.option.lg_log
-    ref = answers_for(board_is_riscv, config, "ref", logdir)
-    ours = answers_for(board_is_riscv, config, "ours", logdir)
+    ref = answers_for(request, config, "ref")
+    ours = answers_for(request, config, "ours")
     diffs = []
     for k in range(16):
         (rk, rv), (ok, ov) = ref.syscall[k], ours.syscall[k]
@@ -364,22 +394,26 @@ def test_vdso_answers_without_kernel(board_is_riscv, shell, kernel_under_test):
         assert steps["vdso-cpuset"] == want, text
 
 
-@pytest.mark.patched  # a property of our implementation; ~4 minutes
-@pytest.mark.timeout(3600)  # the loop may take up to 3000 s under TCG
-def test_many_calls_no_memory_growth(board_is_riscv, shell):
-    """10^6 system calls (two processes, one per hart, one key per call):
+@pytest.mark.patched  # a property of our implementation; about a minute
+@pytest.mark.timeout(1200)  # the loop may take up to 900 s under TCG
+def test_many_calls_no_memory_growth(board_is_riscv, shell, pytestconfig):
+    """2*10^5 system calls (two processes, one per hart, one key per call):
     every call succeeds, answers do not change, and neither the process nor
     the kernel slab grows (background noise is some tens of kB)."""
-    out = shell.run_check("hwprobe loop 500000 & hwprobe loop 500000; wait", timeout=3000)
+    out = shell.run_check("hwprobe loop 100000 & hwprobe loop 100000; wait", timeout=900)
     results = [re.search(r"calls=(\d+) rss_kb=(\d+)->(\d+) slab_kb=(\d+)->(\d+)", line) for line in out]
     results = [m for m in results if m]
     assert len(results) == 2, out
-    assert sum(int(m.group(1)) for m in results) == 10**6
+    assert sum(int(m.group(1)) for m in results) == 2 * 10**5
+    logdir = pytestconfig.option.lg_log
+    if logdir:
+        (Path(logdir) / "hwprobe-loop.txt").write_text("\n".join(out) + "\n")
     for m in results:
         rss0, rss1, slab0, slab1 = (int(m.group(i)) for i in (2, 3, 4, 5))
         assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
-        # a leak of even 8 bytes per call would be ~4 MB here
-        assert slab1 - slab0 < 1024, f"kernel slab grew from {slab0} to {slab1} kB"
+        # a leak of even 8 bytes per call would be 800 kB in each process's
+        # window, more when the two overlap
+        assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
 
 
 @pytest.mark.timeout(1800)  # each program may take up to 600 s

@@ -6,7 +6,7 @@ riscv64-virt's config-ours.fragment asks for: the only board and kernel with
 Rust; tests/lab.py RUST_SELFTESTS) reports one KTAP line per case when
 loaded; the kernel's kunit.py parses them. Around it the harness checks what
 the guest can see from outside: the PID the self-test saw against the PID of
-the shell that loaded it, the lock classes in /proc/lockdep, and, in boots
+the shell that loaded it, the lock classes in /proc/lockdep, and, in a boot
 of their own, the two opt-in negative tests (a lock-order inversion that
 lockdep must report, a LockedBy access with the wrong owner that must
 panic)."""
@@ -136,28 +136,39 @@ def test_lock_names_and_classes_in_proc_lockdep(selftest):
         "the class_a -> class_b dependency is not in /proc/lockdep"
 
 
-@pytest.mark.timeout(1800)  # a boot of its own and an insmod
-def test_lock_order_inversion_is_reported(pytestconfig):
-    """Opt-in negative test in a boot of its own: lockdep reports a -> b
-    then b -> a between two Rust mutexes, naming both."""
+@pytest.fixture(scope="module")
+def negative(pytestconfig):
+    """One boot of its own for the two opt-in negative modules, loaded in
+    this order: the lock-order inversion first (lockdep switches itself off
+    at its first report and at any oops, so it must see a clean kernel),
+    then the wrong-owner access, whose panic kills the loading insmod.
+    name -> (insmod exit code, kernel log after the module's marker)."""
     env = pytestconfig.option.lg_env
+    results = {}
     with lab.variant(env, splat_ok=True) as sh:
-        _, code, log = _load(sh, "rust_sync_selftest_inversion", "nvlab-rust-inversion-start")
-        text = "\n".join(log)
+        for name, marker in (("rust_sync_selftest_inversion", "nvlab-rust-inversion-start"),
+                             ("rust_sync_selftest_wrong_owner", "nvlab-rust-owner-start")):
+            _, code, log = _load(sh, name, marker)
+            results[name] = (code, "\n".join(log))
+    return results
+
+
+@pytest.mark.timeout(1800)  # a boot of its own (shared by the negative tests) and insmods
+def test_lock_order_inversion_is_reported(negative):
+    """Opt-in negative test: lockdep reports a -> b then b -> a between two
+    Rust mutexes, naming both."""
+    code, text = negative["rust_sync_selftest_inversion"]
     assert code == 0, f"insmod failed ({code}):\n{text[-2000:]}"
     assert "possible circular locking dependency detected" in text, text[-3000:]
     report = text[text.index("possible circular locking dependency detected"):]
     assert "rust_selftest_inv_a" in report and "rust_selftest_inv_b" in report, report[:3000]
 
 
-@pytest.mark.timeout(1800)  # a boot of its own and an insmod
-def test_locked_by_wrong_owner_panics(pytestconfig):
-    """Opt-in negative test in a boot of its own: the wrong owner panics
-    before the data is handed out."""
-    env = pytestconfig.option.lg_env
-    with lab.variant(env, splat_ok=True) as sh:
-        _, code, log = _load(sh, "rust_sync_selftest_wrong_owner", "nvlab-rust-owner-start")
-        text = "\n".join(log)
+@pytest.mark.timeout(1800)  # a boot of its own (shared by the negative tests) and insmods
+def test_locked_by_wrong_owner_panics(negative):
+    """Opt-in negative test: the wrong owner panics before the data is
+    handed out."""
+    code, text = negative["rust_sync_selftest_wrong_owner"]
     assert code != 0, "insmod of the wrong-owner module succeeded"
     assert "right owner gave 7" in text, text[-3000:]
     assert "not the owner of this data" in text, text[-3000:]
