@@ -54,7 +54,7 @@ for entry in $matrix; do
 	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k NVLAB_KERNEL_VERSION=${kver%% *} \
 		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests/boot" \
 		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
-		--junitxml "$logdir/junit.xml" -q 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+		--junitxml "$logdir/junit.xml" -q --durations=5 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
 		stage "test $b $k" "passed (Linux $kver) in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s"
 	else
 		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"

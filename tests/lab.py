@@ -154,21 +154,34 @@ def nvmem_devices(shell):
     return devs
 
 
-def guest_digest(shell, path, offset=None, size=None):
-    """sha256 and length of a guest file (or a byte range of it)."""
+def _guest_source(path, offset=None, size=None):
     if offset is None:
-        src = f"cat {path}"
-    else:
-        # dd in 4 KiB blocks when aligned: much faster than byte blocks
-        bs = 4096 if offset % 4096 == 0 and size % 4096 == 0 else 1
-        src = f"dd if={path} bs={bs} skip={offset // bs} count={size // bs} 2>/dev/null"
+        return f"cat {path}"
+    # dd in 4 KiB blocks when aligned: much faster than byte blocks
+    bs = 4096 if offset % 4096 == 0 and size % 4096 == 0 else 1
+    return f"dd if={path} bs={bs} skip={offset // bs} count={size // bs} 2>/dev/null"
+
+
+def guest_bytes_differ(shell, path, data, offset=None):
+    """None when the guest file (or its byte range at `offset`) holds
+    exactly `data`, else what differs. Read once (the sha256 of the bytes
+    read); only a difference costs a second read, for the length."""
+    size = None if offset is None else len(data)
+    src = _guest_source(path, offset, size)
     digest = shell.run_check(f"{src} | sha256sum", timeout=600)[0].split()[0]
+    if digest == sha256(data):
+        return None
     length = int(shell.run_check(f"{src} | wc -c", timeout=600)[0])
-    return digest, length
+    if length != len(data):
+        return f"{length} bytes read in the guest, {len(data)} expected"
+    return f"same length ({length} bytes), other content (sha256 {digest})"
 
 
-def find_device(shell, attachment):
-    devs = nvmem_devices(shell)
+def find_device(shell, attachment, devs=None):
+    """the nvmem device of an attachment (devs: a listing of
+    nvmem_devices() to search instead of listing again)"""
+    if devs is None:
+        devs = nvmem_devices(shell)
     if attachment.kind == "rmem":
         hits = [n for n, (_, of) in devs.items()
                 if "/reserved-memory/" in of and of.endswith("@" + attachment.where)]
