@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,16 +143,26 @@ def quiet_console(shell):
 
 
 def nvmem_devices(shell):
-    """name -> (resolved sysfs path, of_node path or '')"""
-    out = shell.run_check(
-        "for d in /sys/bus/nvmem/devices/*; do [ -e \"$d\" ] || continue; "
-        "of=; [ -e $d/of_node ] && of=$(cd $d/of_node && pwd -P); "
-        "echo \"${d##*/} $(cd $d && pwd -P) $of\"; done")
+    """name -> (resolved sysfs path, of_node path or ''), listed by the
+    guest program nvmem-sysfs (tests/guest/common/nvmem-sysfs.c)"""
     devs = {}
-    for line in out:
+    for line in shell.run_check("nvmem-sysfs devices"):
         parts = line.split()
         devs[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
     return devs
+
+
+def nvmem_cells(shell, *devs):
+    """device -> {sysfs cell file -> (size, mode, hex content, "" when
+    empty, None when the read fails)}, every device listed (no cells: an
+    empty dict), read in one guest process"""
+    cells = {dev: {} for dev in devs}
+    if devs:
+        for line in shell.run_check("nvmem-sysfs cells " + " ".join(devs), timeout=120):
+            dev, name, size, mode, content = line.split(" ")
+            cells[dev][name] = (int(size), mode,
+                                None if content == "ERR" else ("" if content == "-" else content))
+    return cells
 
 
 def _guest_source(path, offset=None, size=None):
@@ -205,14 +216,20 @@ def find_device(shell, attachment, devs=None):
 # on purpose log under this name
 EXPECTED_SPLAT_TARGET = "expected-splat"
 
+# A KUnit suite glob no suite matches: the built-in KUnit suites run and are
+# checked in the session's own boot (tests/boot/test_kunit.py); the extra
+# boots below skip them (about 11 s of each riscv64-virt boot under KASAN)
+NO_KUNIT = "kunit.filter_glob=nvlab-no-suite"
+
+
 @contextlib.contextmanager
 def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
     """Boot the environment's board with another -cpu, -smp, extra kernel
     arguments, or the build outputs of another kernel (out: a directory
-    like $LG_OUT), through labgrid. Yields the ShellDriver and powers the
-    board off at the end. A kernel splat in the guest's log fails the
-    caller, unless splat_ok (a boot for a test that provokes one and
-    checks it itself)."""
+    like $LG_OUT), through labgrid, without running the built-in KUnit
+    suites. Yields the ShellDriver and powers the board off at the end. A
+    kernel splat in the guest's log fails the caller, unless splat_ok (a
+    boot for a test that provokes one and checks it itself)."""
     from labgrid.driver import QEMUDriver, ShellDriver
     from labgrid.strategy import ShellStrategy
 
@@ -227,8 +244,7 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
         qemu.cpu = cpu
     if smp:
         qemu.extra_args = re.sub(r"-smp \S+", f"-smp {smp}", qemu.extra_args)
-    if append:
-        qemu.boot_args = f"{qemu.boot_args} {append}"
+    qemu.boot_args = " ".join(a for a in (qemu.boot_args, append, NO_KUNIT) if a)
     workdir = None
     if cpu or smp:
         # QEMU generates the board's device tree from -cpu and -smp: redo
@@ -264,6 +280,60 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
         target.deactivate_all_drivers()
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def assert_no_splat(sh, what):
+    """the kernel log of the board behind `sh` is free of splats"""
+    patterns = splat_patterns()
+    bad = [line for line in sh.run_check("dmesg", timeout=120) if patterns.search(line)]
+    assert not bad, f"kernel splat in {what}:\n" + "\n".join(bad[:40])
+
+
+class ExtraBoots:
+    """Boots of the board besides the session's own, started on demand and
+    kept until close(): a test that needs the board with other options, or
+    just some boot other than the session's, takes one that is already up
+    instead of booting again. Their consoles log as EXPECTED_SPLAT_TARGET:
+    the kernel log is checked here instead, when a boot is handed out, when
+    it is handed out for a splat on purpose (taint: never handed out
+    again), and at close() for the boots nobody tainted."""
+
+    def __init__(self, env_path):
+        self.env_path = env_path
+        self.stack = contextlib.ExitStack()
+        self.boots = []  # [options, shell, tainted]
+
+    def get(self, cpu=None, smp=None, append="", out=None):
+        """a clean boot with exactly these options (those of lab.variant)"""
+        options = (cpu, smp, append, str(out) if out else None)
+        for boot in self.boots:
+            if boot[0] == options and not boot[2]:
+                assert_no_splat(boot[1], f"the boot with {options}")
+                return boot[1]
+        sh = self.stack.enter_context(
+            variant(self.env_path, cpu=cpu, smp=smp, append=append, out=out, splat_ok=True))
+        self.boots.append([options, sh, False])
+        return sh
+
+    def for_splat(self):
+        """any clean boot of the session's kernel, whatever its board
+        options, for a test that provokes a splat and checks it itself"""
+        for boot in self.boots:
+            if boot[0][3] is None and not boot[2]:
+                assert_no_splat(boot[1], f"the boot with {boot[0]} before its use for a splat")
+                boot[2] = True
+                return boot[1]
+        sh = self.get()
+        self.boots[-1][2] = True
+        return sh
+
+    def close(self):
+        try:
+            for options, sh, tainted in self.boots:
+                if not tainted:
+                    assert_no_splat(sh, f"the boot with {options}")
+        finally:
+            self.stack.close()
 
 
 # ---- observations shared between test sessions ----
@@ -313,16 +383,70 @@ def _record_path(out, what, identity):
     return Path(out) / "boot-records" / f"{what}-{identity[:32]}.json"
 
 
-def recorded(out, what, identity):
+# A session that records observations of its boots (our kernel's) marks
+# its build directory while it runs; a session started next to it (the
+# reference session, scripts/test.sh) waits for what it will record rather
+# than booting the same again.
+RECORDS_WAIT_S = 1800
+
+
+def _marker(out):
+    return Path(out) / "boot-records" / "session-running"
+
+
+def session_started(out):
+    path = _marker(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{os.getpid()}\n")
+
+
+def session_finished(out):
+    path = _marker(out)
+    try:
+        if path.read_text().strip() == str(os.getpid()):
+            path.unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _recording_session(out):
+    """PID of another live session running on `out`, or None"""
+    try:
+        pid = int(_marker(out).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+    if pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
+def recorded(out, what, identity, wait_s=RECORDS_WAIT_S):
     """What an earlier boot of this identity observed (`what`: a name for
-    the observation), or None."""
+    the observation), or None. While another session runs on `out`, waits
+    (up to wait_s) for it to record this, and gives None if it ends
+    without."""
     path = _record_path(out, what, identity)
-    if path.exists():
-        data = json.loads(path.read_text())
-        if data.get("identity") == identity:
-            print(f"\nnvlab: {what} of the same boot recorded in {path}")
-            return data["value"]
-    return None
+    deadline = time.monotonic() + wait_s
+    told = False
+    while True:
+        if path.exists():
+            data = json.loads(path.read_text())
+            if data.get("identity") == identity:
+                print(f"\nnvlab: {what} of the same boot recorded in {path}")
+                return data["value"]
+        pid = _recording_session(out)
+        if pid is None or time.monotonic() > deadline:
+            return None
+        if not told:
+            print(f"\nnvlab: waiting for {what} from the session running on {out} (pid {pid})")
+            told = True
+        time.sleep(2)
 
 
 def record(out, what, identity, value):

@@ -40,17 +40,7 @@ def guest_layout(shell, dev):
 
 def guest_cells(shell, dev):
     """sysfs cell file -> (size, mode, hex content or None when the read fails)"""
-    out = shell.run_check(
-        f"cd /sys/bus/nvmem/devices/{dev}/cells 2>/dev/null || exit 0; for c in *; do "
-        "[ -e \"$c\" ] || continue; s=$(stat -c %s \"$c\"); m=$(stat -c %a \"$c\"); "
-        "if cat \"$c\" >/tmp/cell 2>/dev/null; then h=$(od -An -v -tx1 /tmp/cell | tr -d ' \\n'); "
-        "else h=ERR; fi; echo \"$c $s $m ${h:--}\"; done", timeout=120)
-    cells = {}
-    for line in out:
-        name, size, mode, content = line.split(" ")
-        cells[name] = (int(size), mode,
-                       None if content == "ERR" else ("" if content == "-" else content))
-    return cells
+    return lab.nvmem_cells(shell, dev)[dev]
 
 
 def oracle(attachment, layout, index=None, src=None):
@@ -227,12 +217,11 @@ def test_unpromised_attachments_have_no_cells(shell, promises, request):
         if a.kind == "mtd":
             targets += [(f"{a.file.stem}/{name}", dev)
                         for name, (dev, _, _) in flash_partitions(shell, a).items()]
+        targets = [(t, d) for t, d in targets if t not in promised]
+        listed = lab.nvmem_cells(shell, *(d for _, d in targets))
         for target, dev in targets:
-            if target in promised:
-                continue
-            cells = guest_cells(shell, dev)
-            if cells:
-                stray.append(f"{target} ({dev}, nvmem-layout {guest_layout(shell, dev)}): {sorted(cells)}")
+            if listed[dev]:
+                stray.append(f"{target} ({dev}, nvmem-layout {guest_layout(shell, dev)}): {sorted(listed[dev])}")
     assert not stray, (f"cells where qemu-boards/{promises.board}/board.conf promises no layout "
                        f"for kernel '{promises.kernel}':\n" + "\n".join(stray))
 
