@@ -39,38 +39,117 @@ case " $matrix " in
 	;;
 esac
 
+# Everything every session boots is built first (a kernel build takes all
+# cores), then the sessions run side by side: a board session keeps QEMU
+# busy on about one and a half cores, and the short ones fit next to the
+# long one. In matrix order, at most NVLAB_TEST_JOBS (default: the number of
+# cores, at most 2) at a time; the output of a job that runs next to
+# another comes as whole stage lines. The reference session reads what our riscv64
+# session recorded of its boots (tests/lab.py: recorded() waits for a
+# session still running).
 dtbs=()
 for entry in $matrix; do
 	b=${entry%%:*} k=${entry#*:}
 	"$TOP/scripts/build-board.sh" "$b" "$k"
-	out=$BUILD/$b/$k
-	dtbs+=("$out/board.dtb")
-	logdir=$out/test-logs
-	rm -rf "$logdir" && mkdir -p "$logdir"
-	kver=$(source_version "$k")
-	echo "Linux $kver" >"$logdir/kernel-version.txt"
-	stage "test $b $k" "booting and testing Linux $kver (console: $logdir/console_main)"
-	t0=$(date +%s)
-	if LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k NVLAB_KERNEL_VERSION=${kver%% *} \
-		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests/boot" \
-		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
-		--junitxml "$logdir/junit.xml" -q --durations=5 2>&1 | tee "$logdir/pytest.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-		stage "test $b $k" "passed (Linux $kver) in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s"
-	else
-		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"
-		failed+=("$b:$k")
-	fi
+	dtbs+=("$BUILD/$b/$k/board.dtb")
 done
 
+# session BOARD KERNEL: one pytest run over tests/boot, its output in the
+# board's test-logs/pytest.log; prints its result and, on failure, the
+# summary lines of that log
+session() {
+	local b=$1 k=$2 out=$BUILD/$1/$2 kver t0 logdir
+	logdir=$out/test-logs
+	kver=$(source_version "$k")
+	echo "Linux $kver" >"$logdir/kernel-version.txt"
+	stage "test $b $k" "booting and testing Linux $kver (log: $logdir/pytest.log, console: $logdir/console_main)"
+	t0=$(date +%s)
+	LG_OUT=$out LG_IMAGES=$BUILD/images NVLAB_BOARD=$b NVLAB_KERNEL=$k NVLAB_KERNEL_VERSION=${kver%% *} \
+		"$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" "$TOP/tests/boot" \
+		--lg-env "$TOP/tests/env/$b.yaml" --lg-log "$logdir" --nvlab-kernel "$k" \
+		--junitxml "$logdir/junit.xml" -q --durations=5 >"$logdir/pytest.log" 2>&1 &
+	# for stop_jobs (Ctrl-C): pytest takes SIGTERM as an interrupt, tears its
+	# fixtures down and stops QEMU (tests/conftest.py)
+	local child=$!
+	echo "$child" >"$logdir/pytest.pid"
+	local rc=0
+	wait $child || rc=$?
+	rm -f "$logdir/pytest.pid"
+	if [ $rc = 0 ]; then
+		stage "test $b $k" "passed (Linux $kver) in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s: $(tail -n 1 "$logdir/pytest.log" | tr -d =)"
+	else
+		stage "test $b $k" "FAILED in $(elapsed "$t0") (logs: $logdir)"
+		echo "---- failures and summary of $logdir/pytest.log ----"
+		grep -E '^(FAILED|ERROR|E  )' "$logdir/pytest.log" | head -n 40 || true
+		tail -n 3 "$logdir/pytest.log"
+		return 1
+	fi
+}
+
+# The jobs after the builds, in this order, at most jobs_max at a time: the
+# board sessions, then the checks that need the builds (they fit next to
+# the longest session)
+job_names=() job_cmds=()
+add_job() {
+	job_names+=("$1")
+	job_cmds+=("$2")
+}
+for entry in $matrix; do
+	b=${entry%%:*} k=${entry#*:}
+	rm -rf "$BUILD/$b/$k/test-logs" && mkdir -p "$BUILD/$b/$k/test-logs"
+	add_job "$entry" "session $b $k"
+done
 # misuse of the kernel Rust API must not compile (against the riscv64-virt
 # kernel of this run, which has Rust)
 case " $matrix " in
-*" riscv64-virt:ours "*) "$TOP/scripts/rust-compile-fail.sh" || failed+=("rust: compile-fail suite") ;;
+*" riscv64-virt:ours "*) add_job "rust: compile-fail suite" '"$TOP/scripts/rust-compile-fail.sh"' ;;
 esac
-
 # the layout binding schemas (dtschema), their examples, and the device
 # trees the boards booted with (dts/ overlays applied)
-"$TOP/scripts/check-bindings.sh" "${dtbs[@]}" || failed+=("bindings: dtschema")
+add_job "bindings: dtschema" '"$TOP/scripts/check-bindings.sh" "${dtbs[@]}"'
+
+jobs_max=${NVLAB_TEST_JOBS:-$(nproc)}
+[ "$jobs_max" -le 2 ] || jobs_max=2
+[ "$jobs_max" -ge 1 ] || jobs_max=1
+declare -A pids=()
+# Ctrl-C reaches the jobs' shells, but not pytest (a background job of a
+# script ignores it): pytest gets SIGTERM, and its teardown (at most two
+# minutes) is waited for, so that no QEMU outlives the run
+stop_jobs() {
+	local p entry f live=() deadline=$((SECONDS + 120))
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for entry in $matrix; do
+		f=$BUILD/${entry%%:*}/${entry#*:}/test-logs/pytest.pid
+		[ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null && live+=("$(cat "$f")")
+	done
+	for p in "${live[@]}"; do
+		while kill -0 "$p" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 1; done
+	done
+	stage test "stopped"
+}
+trap 'stop_jobs; exit 130' INT
+trap 'stop_jobs; exit 143' TERM
+reap() {
+	local e
+	for e in "${!pids[@]}"; do
+		kill -0 "${pids[$e]}" 2>/dev/null && continue
+		wait "${pids[$e]}" || failed+=("$e")
+		unset "pids[$e]"
+	done
+}
+for i in "${!job_names[@]}"; do
+	while [ "${#pids[@]}" -ge "$jobs_max" ]; do
+		wait -n || true
+		reap
+	done
+	eval "${job_cmds[$i]}" &
+	pids[${job_names[$i]}]=$!
+done
+for e in "${!pids[@]}"; do
+	wait "${pids[$e]}" || failed+=("$e")
+done
 
 if [ ${#failed[@]} -gt 0 ]; then
 	stage test "FAILED: ${failed[*]} (total $(elapsed "$t_all"))"

@@ -62,6 +62,15 @@ def kernel_features(kernel_under_test):
 
 
 @pytest.fixture(scope="session")
+def extra_boots(pytestconfig):
+    """Boots besides the session's own, shared and stopped at the end of
+    the session (lab.ExtraBoots)"""
+    boots = lab.ExtraBoots(pytestconfig.option.lg_env)
+    yield boots
+    boots.close()
+
+
+@pytest.fixture(scope="session")
 def shell(strategy, target, pytestconfig):
     """A shell on the booted board. At the end of the session the kernel log
     and the console log must be free of splats."""
@@ -105,6 +114,15 @@ def _stop_on_signal(signum, _frame):
 def pytest_sessionstart(session):
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _stop_on_signal)
+    # a session running next to this one waits for what this one records
+    # (lab.recorded)
+    if os.environ.get("LG_OUT"):
+        lab.session_started(os.environ["LG_OUT"])
+
+
+def pytest_sessionfinish(session):
+    if os.environ.get("LG_OUT"):
+        lab.session_finished(os.environ["LG_OUT"])
 
 
 def console_tail(logdir, lines=CONSOLE_TAIL_LINES):

@@ -7,7 +7,7 @@ Rust; tests/lab.py RUST_SELFTESTS) reports one KTAP line per case when
 loaded; the kernel's kunit.py parses them. Around it the harness checks what
 the guest can see from outside: the PID the self-test saw against the PID of
 the shell that loaded it, the lock classes in /proc/lockdep, and, in a boot
-of their own, the two opt-in negative tests (a lock-order inversion that
+other than the session's, the two opt-in negative tests (a lock-order inversion that
 lockdep must report, a LockedBy access with the wrong owner that must
 panic)."""
 import re
@@ -137,23 +137,24 @@ def test_lock_names_and_classes_in_proc_lockdep(selftest):
 
 
 @pytest.fixture(scope="module")
-def negative(pytestconfig):
-    """One boot of its own for the two opt-in negative modules, loaded in
-    this order: the lock-order inversion first (lockdep switches itself off
-    at its first report and at any oops, so it must see a clean kernel),
-    then the wrong-owner access, whose panic kills the loading insmod.
+def negative(extra_boots):
+    """A boot other than the session's (one already up for other board
+    options, else one of its own; its kernel log checked free of splats
+    first) for the two opt-in negative modules, loaded in this order: the
+    lock-order inversion first (lockdep switches itself off at its first
+    report and at any oops, so it must see a clean kernel), then the
+    wrong-owner access, whose panic kills the loading insmod.
     name -> (insmod exit code, kernel log after the module's marker)."""
-    env = pytestconfig.option.lg_env
+    sh = extra_boots.for_splat()
     results = {}
-    with lab.variant(env, splat_ok=True) as sh:
-        for name, marker in (("rust_sync_selftest_inversion", "nvlab-rust-inversion-start"),
-                             ("rust_sync_selftest_wrong_owner", "nvlab-rust-owner-start")):
-            _, code, log = _load(sh, name, marker)
-            results[name] = (code, "\n".join(log))
+    for name, marker in (("rust_sync_selftest_inversion", "nvlab-rust-inversion-start"),
+                         ("rust_sync_selftest_wrong_owner", "nvlab-rust-owner-start")):
+        _, code, log = _load(sh, name, marker)
+        results[name] = (code, "\n".join(log))
     return results
 
 
-@pytest.mark.timeout(1800)  # a boot of its own (shared by the negative tests) and insmods
+@pytest.mark.timeout(1800)  # may boot (shared by the negative tests), and insmods
 def test_lock_order_inversion_is_reported(negative):
     """Opt-in negative test: lockdep reports a -> b then b -> a between two
     Rust mutexes, naming both."""
@@ -164,7 +165,7 @@ def test_lock_order_inversion_is_reported(negative):
     assert "rust_selftest_inv_a" in report and "rust_selftest_inv_b" in report, report[:3000]
 
 
-@pytest.mark.timeout(1800)  # a boot of its own (shared by the negative tests) and insmods
+@pytest.mark.timeout(1800)  # may boot (shared by the negative tests), and insmods
 def test_locked_by_wrong_owner_panics(negative):
     """Opt-in negative test: the wrong owner panics before the data is
     handed out."""

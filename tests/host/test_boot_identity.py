@@ -1,8 +1,12 @@
 """lab.boot_identity and the boot records: a record is only ever found for
 a boot with the same command line and the same bytes in every file it names
 (the reference session reads our kernel's answers from them instead of
-booting it again)."""
+booting it again, waiting for a session still running to record them)."""
+import os
+import subprocess
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -80,3 +84,54 @@ def test_record_found_only_for_its_identity(board):
     (out / "eeprom.bin").write_bytes(b"another image")
     assert lab.recorded(out, "answers", lab.boot_identity(env, out)) is None
     assert lab.recorded(out, "other", identity) is None
+
+
+@pytest.fixture
+def other_session(tmp_path):
+    """a live process standing for a session running on a build directory"""
+    proc = subprocess.Popen(["sleep", "60"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _mark(out, pid):
+    path = out / "boot-records" / "session-running"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{pid}\n")
+
+
+def test_waits_for_a_running_session_to_record(board, other_session):
+    env, out = board
+    identity = lab.boot_identity(env, out)
+    _mark(out, other_session.pid)
+    timer = threading.Timer(1.0, lab.record, (out, "answers", identity, [7]))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        assert lab.recorded(out, "answers", identity, wait_s=30) == [7]
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 >= 0.9
+
+
+def test_a_running_session_that_does_not_record_is_waited_for_until_the_limit(board, other_session):
+    env, out = board
+    _mark(out, other_session.pid)
+    assert lab.recorded(out, "answers", lab.boot_identity(env, out), wait_s=1) is None
+
+
+def test_no_wait_for_an_ended_session_or_for_itself(board, other_session):
+    env, out = board
+    identity = lab.boot_identity(env, out)
+    other_session.kill()
+    other_session.wait()
+    _mark(out, other_session.pid)
+    t0 = time.monotonic()
+    assert lab.recorded(out, "answers", identity, wait_s=30) is None
+    lab.session_started(out)
+    assert (out / "boot-records" / "session-running").read_text().strip() == str(os.getpid())
+    assert lab.recorded(out, "answers", identity, wait_s=30) is None
+    assert time.monotonic() - t0 < 5, "waited for a session that has ended, or for itself"
+    lab.session_finished(out)
+    assert not (out / "boot-records" / "session-running").exists()
