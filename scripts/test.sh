@@ -43,10 +43,9 @@ esac
 # cores), then the sessions run side by side: a board session keeps QEMU
 # busy on about one and a half cores, and the short ones fit next to the
 # long one. In matrix order, at most NVLAB_TEST_JOBS (default: the number of
-# cores, at most 2) at a time; the output of a job that runs next to
-# another comes as whole stage lines. The reference session reads what our riscv64
-# session recorded of its boots (tests/lab.py: recorded() waits for a
-# session still running).
+# cores, at most 2) at a time; a job's output comes as whole stage lines.
+# The reference session reads what our riscv64 session recorded of its
+# boots (tests/lab.py: recorded() waits for a session still running).
 dtbs=()
 for entry in $matrix; do
 	b=${entry%%:*} k=${entry#*:}

@@ -273,9 +273,7 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
         quiet_console(sh)
         yield sh
         if not splat_ok:
-            patterns = splat_patterns()
-            bad = [line for line in sh.run_check("dmesg", timeout=120) if patterns.search(line)]
-            assert not bad, "kernel splat:\n" + "\n".join(bad[:40])
+            assert_no_splat(sh, "the extra boot")
     finally:
         target.deactivate_all_drivers()
         if workdir:
