@@ -7,7 +7,7 @@
 #   make check-fresh [STAGES="run test"]  the README commands in a new Debian 12 root (debootstrap, chroot; root)
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
-#   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref
+#   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref (bench variant)
 #   make bench-rust-locks                               Rust Mutex/SpinLock vs C mutex/spinlock, same kernel
 #   make rusttest                                       kernel Rust compile-fail suite (builds the riscv64-virt kernel)
 BOARD  ?= riscv64-virt

@@ -6,13 +6,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 load_board "$1" "$2"
-tag="kernel $BOARD $KERNEL"
+tag="kernel $BOARD $KERNEL${VARIANT:+ ($VARIANT)}"
 log=$OUT/kernel.log
 need ccache ccache
 "$TOP/scripts/prepare-tree.sh" "$KERNEL"
 
 frags=("$BOARD_DIR/config.fragment")
 [ -f "$BOARD_DIR/config-$KERNEL.fragment" ] && frags+=("$BOARD_DIR/config-$KERNEL.fragment")
+[ -z "$VARIANT" ] || frags+=("$BOARD_DIR/config-$VARIANT.fragment")
 mkdir -p "$KOUT"
 : >"$log"
 t0=$(date +%s)

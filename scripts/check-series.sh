@@ -55,18 +55,10 @@ check_patch() {
 	return "$fail"
 }
 
-patches=()
-while read -r p; do
-	case "$p" in "" | \#*) continue ;; esac
-	patches+=("$TOP/kernel-patches/$p")
-done <"$TOP/kernel-patches/series"
-# the layouts/ commits that prepare-tree.sh puts on top of the series
-nl=$(git -C "$src" rev-list --count "nvlab-base..HEAD")
-nl=$((nl - ${#patches[@]}))
-if [ "$nl" -gt 0 ]; then
-	git -C "$src" format-patch -q --no-signature -"$nl" -o "$tmp/layouts" HEAD
-	patches+=("$tmp"/layouts/*.patch)
-fi
+# the series as the prepared tree has it: the patches and the layouts/
+# groups (kernel-patches/series), each exported as upstream would get it
+git -C "$src" format-patch -q --no-signature -o "$tmp/series" nvlab-base..HEAD
+patches=("$tmp"/series/*.patch)
 n=${#patches[@]}
 # one checkpatch per core
 export -f check_patch

@@ -49,7 +49,11 @@ need() {
 	command -v "$1" >/dev/null 2>&1 || die "'$1' not found: run 'make setup' (or apt-get install $2)"
 }
 
-# load_board BOARD KERNEL: sets BOARD, KERNEL, OUT and the board variables
+# load_board BOARD KERNEL: sets BOARD, KERNEL, OUT and the board variables.
+# NVLAB_VARIANT=NAME builds the board's variant NAME instead (the kernel
+# configured with qemu-boards/BOARD/config-NAME.fragment last, compiled
+# with TOOLCHAIN_NAME of board.conf if set) into build/BOARD/KERNEL-NAME;
+# the benchmarks use it to build both kernels alike.
 load_board() {
 	check_board "$1"
 	check_kernel "$2"
@@ -57,7 +61,8 @@ load_board() {
 	BOARD_DIR=$TOP/qemu-boards/$BOARD
 	# shellcheck source=/dev/null
 	. "$BOARD_DIR/board.conf"
-	OUT=$BUILD/$BOARD/$KERNEL
+	VARIANT=${NVLAB_VARIANT:-}
+	OUT=$BUILD/$BOARD/$KERNEL${VARIANT:+-$VARIANT}
 	KOUT=$OUT/kernel
 	if [ "$KERNEL" = ours ]; then
 		SRC=$BUILD/src/linux-6.1
@@ -65,6 +70,12 @@ load_board() {
 	else
 		SRC=$BUILD/src/linux-6.12
 		KMAKE_TC=$TOOLCHAIN_REF
+	fi
+	if [ -n "$VARIANT" ]; then
+		[ -f "$BOARD_DIR/config-$VARIANT.fragment" ] ||
+			die "variant '$VARIANT' of $BOARD: no qemu-boards/$BOARD/config-$VARIANT.fragment"
+		local tc_var=TOOLCHAIN_${VARIANT^^}
+		KMAKE_TC=${!tc_var:-$KMAKE_TC}
 	fi
 	mkdir -p "$OUT"
 }

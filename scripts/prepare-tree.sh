@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a kernel source tree under build/src:
 #   ours: linux-source-6.1 as a git repository, kernel-patches/series applied
-#         with git am, then the layout drivers from layouts/ committed on top;
+#         in order: patches with git am, "layouts/<group>" lines as commits
+#         of layout drivers and bindings from layouts/;
 #   ref:  linux-source-6.12, unpacked as shipped (the upstream oracle).
 # Idempotent: nothing is redone while the inputs are unchanged. The Debian
 # source package's version is recorded with the tree: a new one (Debian
@@ -99,10 +100,15 @@ local_changes() {
 	return 0
 }
 
-# layouts_match: the tree's layout directories equal layouts/
+# layouts_match: the tree's layout drivers are those of layouts/drivers,
+# and its layout bindings directory holds those of layouts/bindings (and
+# those the numbered patches add)
 layouts_match() {
-	diff -rq "$TOP/layouts/drivers" "$dst/drivers/nvmem/layouts" >/dev/null 2>&1 &&
-		diff -rq "$TOP/layouts/bindings" "$dst/Documentation/devicetree/bindings/nvmem/layouts" >/dev/null 2>&1
+	local f
+	diff -rq "$TOP/layouts/drivers" "$dst/drivers/nvmem/layouts" >/dev/null 2>&1 || return 1
+	for f in "$TOP"/layouts/bindings/*; do
+		cmp -s "$f" "$dst/Documentation/devicetree/bindings/nvmem/layouts/${f##*/}" || return 1
+	done
 }
 
 if [ -e "$dst/.git/nvlab-base-rev" ]; then
@@ -167,10 +173,83 @@ else
 fi
 rm -f "$dst/.git/nvlab-inputs" "$dst/.git/nvlab-prepared-head"
 
+# Layout drivers and bindings live in layouts/ as files; a series line
+# "layouts/<group>" commits the files that layouts/<group>.files lists
+# (paths under layouts/: bindings/* go to the bindings' nvmem/layouts
+# directory, drivers/* to drivers/nvmem/layouts) with the message
+# layouts/<group>.commit, authored and signed off like the rest of the
+# series. drivers/Kconfig and drivers/Makefile belong to no group: each
+# commit gets them cut down to the entries whose sources it has so far.
+name=$(git -C "$TOP" config user.name 2>/dev/null || echo nvmem-lab)
+email=$(git -C "$TOP" config user.email 2>/dev/null || echo nvmem-lab@localhost)
+layouts_done=$BUILD/logs/tree-ours-layouts.list
+: >"$layouts_done"
+layout_path() {
+	case "$1" in
+	bindings/*) echo "Documentation/devicetree/bindings/nvmem/layouts/${1#bindings/}" ;;
+	drivers/*) echo "drivers/nvmem/layouts/${1#drivers/}" ;;
+	*) return 1 ;;
+	esac
+}
+# compose_layouts_build: drivers/Makefile without the lines building
+# objects whose source is not committed yet, drivers/Kconfig without the
+# symbols that no remaining Makefile line uses
+compose_layouts_build() {
+	local to=$dst/drivers/nvmem/layouts
+	awk -v done="$layouts_done" '
+		BEGIN { while ((getline f < done) > 0) have[f] = 1 }
+		/^obj-/ && /\+=/ {
+			keep = 1
+			n = split(substr($0, index($0, "+=") + 2), objs, " ")
+			for (i = 1; i <= n; i++) {
+				o = objs[i]
+				if (o ~ /\.dtb\.o$/) { sub(/\.dtb\.o$/, "", o); ok = ("drivers/" o ".dts" in have) }
+				else { sub(/\.o$/, "", o); ok = ("drivers/" o ".c" in have) }
+				if (!ok) keep = 0
+			}
+			if (!keep) next
+		}
+		{ print }' "$TOP/layouts/drivers/Makefile" >"$to/Makefile"
+	awk -v mk="$to/Makefile" '
+		BEGIN { while ((getline l < mk) > 0) used = used l "\n" }
+		/^(menu)?config / { skip = (index(used, "$(CONFIG_" $2 ")") == 0) }
+		/^(menu |endmenu|if |endif|source |comment )/ { skip = 0 }
+		!skip { print }' "$TOP/layouts/drivers/Kconfig" >"$to/Kconfig"
+	# no blank line left at the end of either
+	sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$to/Makefile" "$to/Kconfig"
+}
+commit_layouts() {
+	local g=$1 f to drivers=
+	[ -f "$TOP/layouts/$g.commit" ] && [ -f "$TOP/layouts/$g.files" ] ||
+		die "kernel-patches/series names layouts/$g: layouts/$g.commit and layouts/$g.files must exist"
+	while read -r f; do
+		case "$f" in "" | \#*) continue ;; esac
+		to=$(layout_path "$f") || die "layouts/$g.files: $f is neither under bindings/ nor drivers/"
+		[ -f "$TOP/layouts/$f" ] || die "layouts/$g.files names missing file layouts/$f"
+		grep -qxF "$f" "$layouts_done" && die "layouts/$f is listed by two groups (the second: $g)"
+		mkdir -p "$(dirname "$dst/$to")"
+		cp "$TOP/layouts/$f" "$dst/$to"
+		echo "$f" >>"$layouts_done"
+		case "$f" in drivers/*) drivers=1 ;; esac
+	done <"$TOP/layouts/$g.files"
+	[ -z "$drivers" ] || compose_layouts_build
+	git -C "$dst" add -f Documentation/devicetree/bindings/nvmem drivers/nvmem/layouts
+	git -C "$dst" diff --cached --quiet && die "layouts/$g adds nothing"
+	run_logged "tree ours" "$log" git -c user.name="$name" -c user.email="$email" \
+		-c core.autocrlf=false -C "$dst" commit -q -s -F "$TOP/layouts/$g.commit"
+}
+
 n=0
 if [ -f "$TOP/kernel-patches/series" ]; then
 	while read -r p; do
 		case "$p" in "" | \#*) continue ;; esac
+		case "$p" in
+		layouts/*)
+			commit_layouts "${p#layouts/}"
+			n=$((n + 1))
+			continue
+			;;
+		esac
 		[ -f "$TOP/kernel-patches/$p" ] || die "kernel-patches/series names missing file '$p'"
 		if ! git "${git_id[@]}" -C "$dst" am -q --keep-cr "$TOP/kernel-patches/$p" >>"$log" 2>&1; then
 			git -C "$dst" am --abort >/dev/null 2>&1 || true
@@ -180,27 +259,15 @@ if [ -f "$TOP/kernel-patches/series" ]; then
 		n=$((n + 1))
 	done <"$TOP/kernel-patches/series"
 fi
-stage "tree ours" "applied $n patch(es) from kernel-patches/series"
-
-# Layout drivers: layouts/drivers -> drivers/nvmem/layouts,
-# layouts/bindings -> Documentation/devicetree/bindings/nvmem/layouts.
-# layouts/: the bindings, then the drivers, each its own commit with the
-# message in layouts/<dir>.commit, authored like the series
-name=$(git -C "$TOP" config user.name 2>/dev/null || echo nvmem-lab)
-email=$(git -C "$TOP" config user.email 2>/dev/null || echo nvmem-lab@localhost)
-for pair in "bindings:Documentation/devicetree/bindings/nvmem/layouts" "drivers:drivers/nvmem/layouts"; do
-	sub=${pair%%:*}
-	from=$TOP/layouts/$sub
-	to=$dst/${pair#*:}
-	[ -d "$from" ] || continue
-	mkdir -p "$to"
-	cp -r "$from"/. "$to"/
-	git -C "$dst" add -f "${pair#*:}"
-	git -C "$dst" diff --cached --quiet && continue
-	run_logged "tree ours" "$log" git -c user.name="$name" -c user.email="$email" \
-		-c core.autocrlf=false -C "$dst" commit -q -s -F "$TOP/layouts/$sub.commit"
-	stage "tree ours" "committed layouts/$sub into the tree"
+# every file of layouts/ went into the tree with some group
+for f in "$TOP"/layouts/bindings/* "$TOP"/layouts/drivers/*; do
+	f=${f#"$TOP"/layouts/}
+	case "$f" in drivers/Kconfig | drivers/Makefile) continue ;; esac
+	grep -qxF "$f" "$layouts_done" ||
+		die "layouts/$f is in no group: list it in one of layouts/*.files (and the group in kernel-patches/series)"
 done
+layouts_match || die "the tree's layout directories differ from layouts/ after the series (log: $log)"
+stage "tree ours" "applied $n patch(es) and layout commits from kernel-patches/series"
 git -C "$dst" rev-parse HEAD >"$dst/.git/nvlab-prepared-head"
 echo "$want" >"$dst/.git/nvlab-inputs"
 stage "tree ours" "ready in $(elapsed "$t0"): Linux $(source_version ours) + the series in $dst"

@@ -85,7 +85,7 @@ def shell(strategy, target, pytestconfig):
         (Path(logdir) / "boot-to-shell.txt").write_text(f"{boot_s:.1f}\n")
     yield sh
     patterns = lab.splat_patterns()
-    dmesg = sh.run_check("dmesg", timeout=120)
+    dmesg = lab.dmesg(sh)
     bad = [line for line in dmesg if patterns.search(line)]
     if logdir:
         for f in Path(logdir).glob("console_*"):

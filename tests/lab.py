@@ -142,6 +142,13 @@ def quiet_console(shell):
     shell.run_check("dmesg -n 1")
 
 
+def dmesg(shell):
+    """The kernel log as lines. Hostile images can put any byte into it (a
+    variable name, a MAC text): undecodable bytes become U+FFFD instead of
+    failing the read."""
+    return shell.run_check("dmesg", timeout=120, decodeerrors="replace")
+
+
 def nvmem_devices(shell):
     """name -> (resolved sysfs path, of_node path or ''), listed by the
     guest program nvmem-sysfs (tests/guest/common/nvmem-sysfs.c)"""
@@ -283,7 +290,7 @@ def variant(env_path, cpu=None, smp=None, append="", out=None, splat_ok=False):
 def assert_no_splat(sh, what):
     """the kernel log of the board behind `sh` is free of splats"""
     patterns = splat_patterns()
-    bad = [line for line in sh.run_check("dmesg", timeout=120) if patterns.search(line)]
+    bad = [line for line in dmesg(sh) if patterns.search(line)]
     assert not bad, f"kernel splat in {what}:\n" + "\n".join(bad[:40])
 
 
@@ -470,6 +477,7 @@ KUNIT_SUITES = {
     "CONFIG_NVMEM_KUNIT_TEST": ("nvmem_layouts",),
     "CONFIG_NVMEM_LAYOUT_ONIE_TLV_KUNIT_TEST": ("nvmem_layout_onie_tlv",),
     "CONFIG_NVMEM_LAYOUT_SL28_VPD_KUNIT_TEST": ("nvmem_layout_sl28vpd",),
+    "CONFIG_NVMEM_LAYOUT_U_BOOT_ENV_KUNIT_TEST": ("nvmem_layout_u_boot_env", "nvmem_layout_u_boot_env_of"),
 }
 RUST_SELFTESTS = {
     "CONFIG_RUST_SYNC_SELFTEST": ("rust_sync_selftest",),
@@ -499,15 +507,22 @@ class LayoutPromise:
 class MacPromise:
     """The network interface `consumer` (an interface name, or the path of
     its device-tree node when it starts with '/') takes its address from the
-    layout cell `cell` of `image`'s attachment with cell index `index`."""
+    layout cell `cell` of `image`'s attachment (or of its MTD partition
+    `partition`) with cell index `index` (negative: the phandle argument is
+    its 32-bit two's complement, 0xffffffff for -1)."""
     consumer: str
     image: str
+    partition: str
     cell: str
     index: int
 
     @property
+    def target(self):
+        return f"{self.image}/{self.partition}" if self.partition else self.image
+
+    @property
     def id(self):
-        return f"{self.consumer}:{self.image}:{self.cell}:{self.index}"
+        return f"{self.consumer}:{self.target}:{self.cell}:{self.index}"
 
 
 @dataclass(frozen=True)
@@ -522,9 +537,9 @@ _PROMISE_VARS = ("LAYOUTS", "MAC_CELLS")
 _NAME = r"[A-Za-z0-9_.+-]+"
 _NODE = r"[A-Za-z0-9_.,+@-]+"
 _LAYOUT_RE = re.compile(rf"({_NAME})(?:/({_NAME}))?:([A-Za-z0-9_.,+-]+)")
-_MAC_RE = re.compile(rf"({_NAME}|(?:/{_NODE})+):({_NAME}):({_NODE}):(\d+)")
+_MAC_RE = re.compile(rf"({_NAME}|(?:/{_NODE})+):({_NAME})(?:/({_NAME}))?:({_NODE}):(-?\d+)")
 _LAYOUT_FORM = "<image>[/<mtd partition>]:<layout compatible>"
-_MAC_FORM = "<interface or /dt/node/path>:<image>:<cell>:<index>"
+_MAC_FORM = "<interface or /dt/node/path>:<image>[/<mtd partition>]:<cell>:<index>"
 
 
 def board_conf_path(board):
@@ -596,9 +611,9 @@ def board_promises(board, kernel):
         m = _MAC_RE.fullmatch(entry)
         if not m:
             raise bad(var, entry, f"is not {_MAC_FORM}")
-        p = MacPromise(m.group(1), m.group(2), m.group(3), int(m.group(4)))
-        if not any(q.image == p.image and not q.partition for q in layouts):
-            raise bad(var, entry, f"takes a cell of '{p.image}', which has no LAYOUTS promise "
+        p = MacPromise(m.group(1), m.group(2), m.group(3) or "", m.group(4), int(m.group(5)))
+        if not any(q.target == p.target for q in layouts):
+            raise bad(var, entry, f"takes a cell of '{p.target}', which has no LAYOUTS promise "
                                   f"for kernel '{kernel}'")
         if any(q.consumer == p.consumer for q in macs):
             raise bad(var, entry, f"promises a second MAC for {p.consumer}")

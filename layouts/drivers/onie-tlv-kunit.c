@@ -28,12 +28,9 @@ static struct layout_kunit_overlay onie_kunit_overlay;
 
 static int __init onie_kunit_keep_overlay(void)
 {
-	onie_kunit_overlay.size = __dtb_onie_tlv_kunit_overlay_end -
-				  __dtb_onie_tlv_kunit_overlay_begin;
-	onie_kunit_overlay.fdt = kmemdup(__dtb_onie_tlv_kunit_overlay_begin,
-					 onie_kunit_overlay.size, GFP_KERNEL);
-
-	return 0;
+	return layout_kunit_keep_overlay(&onie_kunit_overlay,
+					 __dtb_onie_tlv_kunit_overlay_begin,
+					 __dtb_onie_tlv_kunit_overlay_end);
 }
 late_initcall(onie_kunit_keep_overlay);
 
@@ -179,6 +176,37 @@ static void onie_kunit_mac_index(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(mac, plus2, ETH_ALEN), 0);
 	KUNIT_EXPECT_EQ(test, onie_tlv_mac_read(NULL, NULL, 1, 22, mac, 5),
 			-EINVAL);
+	/* a negative index counts down, borrowing across bytes */
+	KUNIT_ASSERT_EQ(test, onie_tlv_mac_read(NULL, NULL, -2, 22, mac, 6), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(mac, same, ETH_ALEN), 0);
+}
+
+/*
+ * A cell the core refuses (say, at an offset the device's stride does not
+ * allow) is reported and left out; the other cells are still added. Only
+ * running out of memory stops the walk.
+ */
+static void onie_kunit_cell_refused(struct kunit *test)
+{
+	struct layout_kunit *lk = test->priv;
+	int all;
+
+	KUNIT_ASSERT_EQ(test, onie_kunit_parse(test, onie_good, sizeof(onie_good),
+					       256, 0xff), 0);
+	all = lk->ncells;
+	KUNIT_ASSERT_GT(test, all, 2);
+
+	lk->ncells = 0;
+	lk->refuse = "product-name";
+	lk->refuse_err = -EINVAL;
+	KUNIT_EXPECT_EQ(test, onie_kunit_parse(test, onie_good, sizeof(onie_good),
+					       256, 0xff), 0);
+	KUNIT_EXPECT_EQ(test, lk->ncells, all - 1);
+
+	lk->ncells = 0;
+	lk->refuse_err = -ENOMEM;
+	KUNIT_EXPECT_EQ(test, onie_kunit_parse(test, onie_good, sizeof(onie_good),
+					       256, 0xff), -ENOMEM);
 }
 
 /*
@@ -273,6 +301,7 @@ static struct kunit_case onie_tlv_kunit_cases[] = {
 	KUNIT_CASE(onie_kunit_max_len),
 	KUNIT_CASE(onie_kunit_above_max_len),
 	KUNIT_CASE(onie_kunit_mac_index),
+	KUNIT_CASE(onie_kunit_cell_refused),
 	KUNIT_CASE(onie_kunit_of_cells),
 	KUNIT_CASE(onie_kunit_bad_keeps_device),
 	KUNIT_CASE_PARAM(onie_kunit_malformed, onie_kunit_bad_gen_params),

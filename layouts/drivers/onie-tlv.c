@@ -75,7 +75,8 @@ static int onie_tlv_mac_read(void *priv, const char *id, int index,
 	if (bytes != ETH_ALEN)
 		return -EINVAL;
 
-	if (index > 0)
+	/* a negative index counts down, as eth_addr_add() does */
+	if (index)
 		eth_addr_add(buf, index);
 
 	return 0;
@@ -182,8 +183,15 @@ static int onie_tlv_walk(struct device *dev, struct device_node *container,
 				info.read_post_process = onie_tlv_mac_read;
 
 			ret = add(ctx, &info);
-			if (ret)
-				return ret;
+			if (ret) {
+				/* a cell not added leaves its node to us */
+				of_node_put(info.np);
+				if (ret == -ENOMEM)
+					return ret;
+				/* e.g. an offset the device cannot address */
+				dev_err(dev, "onie-tlv: %s at %#x not added: %d\n",
+					info.name, info.offset, ret);
+			}
 		}
 
 		pos += 2 + len;

@@ -25,12 +25,9 @@ static struct layout_kunit_overlay sl28_kunit_overlay;
 
 static int __init sl28_kunit_keep_overlay(void)
 {
-	sl28_kunit_overlay.size = __dtb_sl28vpd_kunit_overlay_end -
-				  __dtb_sl28vpd_kunit_overlay_begin;
-	sl28_kunit_overlay.fdt = kmemdup(__dtb_sl28vpd_kunit_overlay_begin,
-					 sl28_kunit_overlay.size, GFP_KERNEL);
-
-	return 0;
+	return layout_kunit_keep_overlay(&sl28_kunit_overlay,
+					 __dtb_sl28vpd_kunit_overlay_begin,
+					 __dtb_sl28vpd_kunit_overlay_end);
 }
 late_initcall(sl28_kunit_keep_overlay);
 
@@ -53,7 +50,7 @@ static int sl28_kunit_parse(struct kunit *test, const u8 *image, size_t len,
 	if (ret)
 		return ret;
 
-	return sl28vpd_add(NULL, layout_kunit_add, lk);
+	return sl28vpd_add(lk->parent, NULL, layout_kunit_add, lk);
 }
 
 static void sl28_kunit_good(struct kunit *test)
@@ -100,6 +97,27 @@ static void sl28_kunit_mac_index(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, sl28vpd_mac_read(NULL, NULL, 0, 17, zero, 6),
 			-EINVAL);
+	/* interfaces count up from the base address: below it is refused */
+	KUNIT_EXPECT_EQ(test, sl28vpd_mac_read(NULL, NULL, -1, 17, mac, 6),
+			-EINVAL);
+}
+
+/* a cell the core refuses is left out; only -ENOMEM stops the layout */
+static void sl28_kunit_cell_refused(struct kunit *test)
+{
+	struct layout_kunit *lk = test->priv;
+
+	lk->refuse = "serial-number";
+	lk->refuse_err = -EINVAL;
+	KUNIT_EXPECT_EQ(test, sl28_kunit_parse(test, sl28_good, sizeof(sl28_good),
+					       256, 0xff), 0);
+	KUNIT_ASSERT_EQ(test, lk->ncells, 1);
+	KUNIT_EXPECT_STREQ(test, lk->cells[0].name, "base-mac-address");
+
+	lk->ncells = 0;
+	lk->refuse_err = -ENOMEM;
+	KUNIT_EXPECT_EQ(test, sl28_kunit_parse(test, sl28_good, sizeof(sl28_good),
+					       256, 0xff), -ENOMEM);
 }
 
 /*
@@ -214,6 +232,7 @@ static struct kunit_case sl28vpd_kunit_cases[] = {
 	KUNIT_CASE(sl28_kunit_good),
 	KUNIT_CASE(sl28_kunit_fills_device),
 	KUNIT_CASE(sl28_kunit_mac_index),
+	KUNIT_CASE(sl28_kunit_cell_refused),
 	KUNIT_CASE(sl28_kunit_of_cells),
 	KUNIT_CASE(sl28_kunit_of_bad_mac),
 	KUNIT_CASE(sl28_kunit_bad_keeps_device),

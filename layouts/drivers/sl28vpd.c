@@ -37,10 +37,11 @@ DECLARE_CRC8_TABLE(sl28vpd_crc8_table);
 static int sl28vpd_mac_read(void *priv, const char *id, int index,
 			    unsigned int offset, void *buf, size_t bytes)
 {
-	if (bytes != ETH_ALEN || !is_valid_ether_addr(buf))
+	/* interfaces count up from the base: a negative index is refused */
+	if (bytes != ETH_ALEN || !is_valid_ether_addr(buf) || index < 0)
 		return -EINVAL;
 
-	if (index > 0)
+	if (index)
 		eth_addr_add(buf, index);
 
 	return 0;
@@ -91,8 +92,8 @@ static int sl28vpd_read(struct device *dev, struct nvmem_device *nvmem,
 }
 
 /* the cells of a good record, each with its node in @container if any */
-static int sl28vpd_add(struct device_node *container, sl28vpd_add_t add,
-		       void *ctx)
+static int sl28vpd_add(struct device *dev, struct device_node *container,
+		       sl28vpd_add_t add, void *ctx)
 {
 	static const struct {
 		const char *name;
@@ -120,8 +121,15 @@ static int sl28vpd_add(struct device_node *container, sl28vpd_add_t add,
 			info.np = of_get_child_by_name(container, info.name);
 
 		ret = add(ctx, &info);
-		if (ret)
-			return ret;
+		if (ret) {
+			/* a cell not added leaves its node to us */
+			of_node_put(info.np);
+			if (ret == -ENOMEM)
+				return ret;
+			/* e.g. an offset the device cannot address */
+			dev_err(dev, "sl28vpd: %s at %#x not added: %d\n",
+				info.name, info.offset, ret);
+		}
 	}
 
 	return 0;
@@ -150,7 +158,7 @@ static int sl28vpd_add_cells(struct device *dev, struct nvmem_device *nvmem,
 	container = of_nvmem_layout_get_container(nvmem);
 	if (IS_ERR(container))
 		container = NULL;
-	ret = sl28vpd_add(container, sl28vpd_add_one, nvmem);
+	ret = sl28vpd_add(dev, container, sl28vpd_add_one, nvmem);
 	of_node_put(container);
 
 	return ret;

@@ -43,15 +43,15 @@ def guest_cells(shell, dev):
     return lab.nvmem_cells(shell, dev)[dev]
 
 
-def oracle(attachment, layout, index=None, src=None):
+def oracle(attachment, layout, index=None, src=None, extra=()):
     """(exit status, cells or error text) of `nvmem-image cells` on the
-    attachment's image (or on the file `src`)"""
+    attachment's image (or on the file `src`), `extra` options added"""
     if src is None:
         src = attachment.file
         if layout == "fixed-layout":
             # fixed-layout cells are declared in the image's description
             src = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
-    cmd = [str(TOOL), "cells", str(src), "--layout", layout, "--json"]
+    cmd = [str(TOOL), "cells", str(src), "--layout", layout, "--json", *extra]
     if index is not None:
         cmd += ["--index", str(index)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -134,12 +134,24 @@ def promised_device(shell, request, promise):
     return (a, *parts[promise.partition])
 
 
+def env_geometry(shell, dev):
+    """the oracle's options for the U-Boot environment properties of the
+    device's nvmem-layout node (env-size, env-redundant-offset)"""
+    opts = []
+    for prop in ("env-size", "env-redundant-offset"):
+        out = shell.run(f"od -An -tx1 /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout/{prop} 2>/dev/null")[0]
+        if out:
+            opts += [f"--{prop}", str(int("".join(out).replace(" ", ""), 16))]
+    return opts
+
+
 def predicted_cells(shell, promise, a, dev, offset, size, index=None):
     """(status, cells or error text): the oracle on the image, or for a
     partition on its bytes; a fixed layout on a partition from the cells of
     the device tree's container"""
+    extra = env_geometry(shell, dev) if promise.compatible.startswith("u-boot,env") else []
     if not promise.partition:
-        return oracle(a, promise.compatible, index)
+        return oracle(a, promise.compatible, index, extra=extra)
     data = a.file.read_bytes()[offset:offset + size]
     if promise.compatible == "fixed-layout":
         regs = shell.run_check(
@@ -155,7 +167,7 @@ def predicted_cells(shell, promise, a, dev, offset, size, index=None):
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(data)
         f.flush()
-        return oracle(a, promise.compatible, index, src=f.name)
+        return oracle(a, promise.compatible, index, src=f.name, extra=extra)
 
 
 # the cells of each promise as read on the session's boot
@@ -197,7 +209,7 @@ def expect_rejected(shell, p, data, dev, got, error):
     # an error line about this device (or its provider: 6.12 reports from a
     # layout device named after the provider) in the kernel log
     parent = shell.run_check(f"basename $(dirname $(readlink -f /sys/bus/nvmem/devices/{dev}))")[0]
-    lines = [line for line in shell.run_check("dmesg", timeout=120)
+    lines = [line for line in lab.dmesg(shell)
              if re.search(rf"(^|[ :]){re.escape(dev)}:|(^|[ :]){re.escape(parent)}[: ]", line)]
     assert any(re.search(r"(?i)crc|magic|invalid|mismatch|bad|error|fail", line) for line in lines), \
         f"{dev}: no error in the kernel log for a malformed {p.compatible} image; lines: {lines}"
@@ -273,19 +285,21 @@ def test_mac_promise_kept(shell, mac_promise, promises, request):
     iface = consumer_iface(consumers, p)
     _, address, cells, names = consumers[iface]
     assert names[:1] == ["mac-address"], f"{iface}: nvmem-cell-names {names}"
-    phandle, index = int(cells[:8], 16), int(cells[8:16] or "0", 16)
-    a = attachment_of(request, p.image)
-    dev = lab.find_device(shell, a)
+    phandle, arg = int(cells[:8], 16), int(cells[8:16] or "0", 16)
+    # the kernel takes the 32-bit argument as an int: 0xffffffff is -1
+    index = arg - (1 << 32) if arg & (1 << 31) else arg
+    layout = next(q for q in promises.layouts if q.target == p.target)
+    a, dev, offset, size = promised_device(shell, request, layout)
     provider = dt_path(shell, f"/sys/bus/nvmem/devices/{dev}/of_node")
     cell_node = node_with_phandle(shell, phandle)
-    assert cell_node == f"{provider}/nvmem-layout/{p.cell}", \
-        f"{iface}: nvmem-cells points at {cell_node}, board.conf promises {p.cell} of {p.image} ({provider})"
+    # a fixed cell's node carries its offset: mac-bin@0 is the cell mac-bin
+    assert cell_node and re.sub(r"@[^/]*$", "", cell_node) == f"{provider}/nvmem-layout/{p.cell}", \
+        f"{iface}: nvmem-cells points at {cell_node}, board.conf promises {p.cell} of {p.target} ({provider})"
     assert index == p.index, f"{iface}: cell index {index} in the device tree, board.conf promises {p.index}"
-    layout = next(q.compatible for q in promises.layouts if q.image == p.image and not q.partition)
-    status, predicted = oracle(a, layout, p.index)
-    assert status == 0, f"{a.file.name}: {predicted}"
+    status, predicted = predicted_cells(shell, layout, a, dev, offset, size, p.index)
+    assert status == 0, f"{p.target}: {predicted}"
     mac = [c for c in predicted if c["name"] == p.cell]
-    assert mac and mac[0]["indexed"], f"no indexed MAC cell {p.cell} predicted for {a.file.name}"
+    assert mac and mac[0]["indexed"], f"no indexed MAC cell {p.cell} predicted for {p.target}"
     want = ":".join(re.findall("..", mac[0]["indexed"]))
     assert address == want, f"{iface}: address {address}, expected {want} ({p.cell} + {p.index})"
     link = " ".join(shell.run_check(f"ip link show {iface}"))

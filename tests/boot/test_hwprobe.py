@@ -31,7 +31,7 @@ EXT_BITS = {  # IMA_EXT_0 bit of each QEMU property
 FD, C, V = 1 << 0, 1 << 1, 1 << 2
 ZFH, ZFHMIN, ZCA, ZCD = 1 << 27, 1 << 28, 1 << 43, 1 << 45
 # Vector-related bits later kernels set (V, Zve*, Zvk*, Zvfh*): our 6.1 does
-# not manage vector state, so it never reports them (see patch 0008).
+# not manage vector state, so it never reports them (see kernel-patches/0008).
 VECTOR_BITS = V | sum(1 << b for b in (*range(17, 27), 30, 31, *range(37, 42)))
 # QEMU 7.2's rv64 defaults for the properties above
 QEMU_DEFAULTS = {"f": True, "d": True, "c": True, "v": False, "Zfh": False, "Zfhmin": False,

@@ -20,7 +20,7 @@ def test_kunit_suites_pass(shell, kernel_under_test, tmp_path, subtests, pytestc
                                   lab.KUNIT_SUITES, "y")
     tree = lab.TOP / "build" / "src" / ("linux-6.1" if kernel_under_test == "ours" else "linux-6.12")
     log = tmp_path / "dmesg.txt"
-    log.write_text("\n".join(shell.run_check("dmesg", timeout=120)) + "\n")
+    log.write_text("\n".join(lab.dmesg(shell)) + "\n")
     if "KTAP version" not in log.read_text() and "TAP version" not in log.read_text():
         assert not want, f"no KUnit output in the kernel log, expected suites {sorted(want)}"
         return

@@ -44,7 +44,7 @@ def _load(sh, name, marker):
                           timeout=900)
     m = re.search(r"loader-pid (\d+)", "\n".join(out))
     assert m, f"no PID from the loading shell: {out}"
-    log = sh.run_check("dmesg", timeout=120)
+    log = lab.dmesg(sh)
     start = max(i for i, line in enumerate(log) if marker in line)
     return int(m.group(1)), code, log[start + 1:]
 

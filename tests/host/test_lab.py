@@ -13,9 +13,10 @@ def test_riscv_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 8
+    assert [a.kind for a in found] == ["rmem"] * 13
     assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000",
-                                        "9f006000", "9f007000", "9f008000"}
+                                        "9f006000", "9f007000", "9f008000", "9f009000", "9f00a000",
+                                        "9f00c000", "9f00e000", "9f010000"}
     assert all(str(a.file).startswith("/img/") for a in found)
 
 
@@ -37,7 +38,7 @@ def test_arm_attachments(monkeypatch):
     assert found == {"mtd:spi0.0:bmc-flash.bin", "at24:8-0050:onie-switch.bin",
                      "at24:8-0051:sl28-vpd.bin", "at24:8-0052:board-info.bin",
                      "at24:8-0053:calib-blob.bin", "at24:8-0054:onie-bad-crc.bin",
-                     "at24:8-0055:sl28-bad-magic.bin"}
+                     "at24:8-0055:sl28-bad-magic.bin", "at24:8-0056:mac-base.bin"}
 
 
 def test_splat_patterns():
@@ -60,15 +61,21 @@ def test_promises_of_both_boards():
     apply to their kernel only."""
     ours = lab.board_promises("riscv64-virt", "ours")
     ref = lab.board_promises("riscv64-virt", "ref")
-    assert {p.id for p in ours.layouts} == {
-        "board-info:fixed-layout", "onie-switch:onie,tlv-layout", "sl28-vpd:kontron,sl28-vpd",
-        "onie-bad-crc:onie,tlv-layout", "sl28-bad-magic:kontron,sl28-vpd", "onie-2k:onie,tlv-layout"}
-    # our series has no u-boot,env layout: promised on 6.12 only
-    assert {p.id for p in ref.layouts} - {p.id for p in ours.layouts} == {"uboot-env-small:u-boot,env"}
+    both = {"board-info:fixed-layout", "onie-switch:onie,tlv-layout", "sl28-vpd:kontron,sl28-vpd",
+            "onie-bad-crc:onie,tlv-layout", "sl28-bad-magic:kontron,sl28-vpd", "onie-2k:onie,tlv-layout",
+            "uboot-env-small:u-boot,env", "uboot-env-64k:u-boot,env"}
+    assert {p.id for p in ref.layouts} == both
+    # beyond 6.12: mac-base and the choice between redundant copies
+    assert {p.id for p in ours.layouts} - both == {
+        "mac-base:fixed-layout", "uboot-env-redund-count:u-boot,env-redundant-count",
+        "uboot-env-redund-bool:u-boot,env-redundant-bool", "uboot-env-both-bad:u-boot,env-redundant-bool"}
     assert ours.macs == ref.macs == ()
     arm = lab.board_promises("ast2600-evb", "ours")
-    assert lab.LayoutPromise("bmc-flash", "u-boot-env", "fixed-layout") in arm.layouts
-    assert arm.macs == (lab.MacPromise("/ahb/ftgmac@1e660000", "onie-switch", "mac-address", 2),)
+    assert lab.LayoutPromise("bmc-flash", "u-boot-env", "u-boot,env") in arm.layouts
+    assert lab.MacPromise("/ahb/ftgmac@1e660000", "onie-switch", "", "mac-address", 2) in arm.macs
+    assert lab.MacPromise("/ahb/ftgmac@1e670000", "mac-base", "", "mac-text", -1) in arm.macs
+    env = lab.MacPromise("/ahb/ftgmac@1e690000", "bmc-flash", "u-boot-env", "ethaddr", 3)
+    assert env in arm.macs and env.target == "bmc-flash/u-boot-env"
     assert lab.board_promises("ast2600-evb", "ref").macs[0].consumer == "/ahb/ethernet@1e660000"
 
 
@@ -98,7 +105,8 @@ def _conf(tmp_path, text):
      "promises a second layout on onie-switch"),
     ('LAYOUTS_TYPO="onie-switch:fixed-layout"\n', "LAYOUTS_TYPO: unknown kernel suffix 'TYPO'"),
     ('LAYOUTS="onie-switch:onie,tlv-layout"\nMAC_CELLS="eth0:onie-switch:mac-address"\n',
-     "MAC_CELLS: 'eth0:onie-switch:mac-address' is not <interface or /dt/node/path>:<image>:<cell>:<index>"),
+     "MAC_CELLS: 'eth0:onie-switch:mac-address' is not "
+     "<interface or /dt/node/path>:<image>\\[/<mtd partition>\\]:<cell>:<index>"),
     ('LAYOUTS="onie-switch:onie,tlv-layout"\nMAC_CELLS="eth0:onie-switch:mac-address:x"\n', "is not <interface"),
     ('MAC_CELLS="eth0:onie-switch:mac-address:2"\n', "'onie-switch', which has no LAYOUTS promise for kernel 'ours'"),
     ('LAYOUTS_REF="onie-switch:onie,tlv-layout"\nMAC_CELLS="eth0:onie-switch:mac-address:2"\n',
@@ -129,7 +137,8 @@ def test_fragment_selftests():
     """The expected KUnit suites and Rust self-tests come from the board's
     config fragments (config.fragment + config-<kernel>.fragment)."""
     assert lab.fragment_selftests("riscv64-virt", "ours", lab.KUNIT_SUITES, "y") == {
-        "riscv_hwprobe", "nvmem_layouts", "nvmem_layout_onie_tlv", "nvmem_layout_sl28vpd"}
+        "riscv_hwprobe", "nvmem_layouts", "nvmem_layout_onie_tlv", "nvmem_layout_sl28vpd",
+        "nvmem_layout_u_boot_env", "nvmem_layout_u_boot_env_of"}
     assert lab.fragment_selftests("riscv64-virt", "ref", lab.KUNIT_SUITES, "y") == set()
     assert lab.fragment_selftests("riscv64-virt", "ours", lab.RUST_SELFTESTS, "m") == {"rust_sync_selftest"}
     assert lab.fragment_selftests("ast2600-evb", "ours", lab.RUST_SELFTESTS, "m") == set()

@@ -12,7 +12,8 @@ use std::str::FromStr;
 pub enum Layout {
     OnieTlv,
     Sl28Vpd,
-    UbootEnv(uboot::Kind),
+    /// the format of a copy, and whether the flags count (or are boolean)
+    UbootEnv(uboot::Kind, bool),
     Fixed,
 }
 
@@ -22,10 +23,9 @@ impl FromStr for Layout {
         Ok(match s {
             "onie,tlv-layout" => Layout::OnieTlv,
             "kontron,sl28-vpd" => Layout::Sl28Vpd,
-            "u-boot,env" => Layout::UbootEnv(uboot::Kind::Single),
-            "u-boot,env-redundant-bool" | "u-boot,env-redundant-count" => {
-                Layout::UbootEnv(uboot::Kind::Redundant)
-            }
+            "u-boot,env" => Layout::UbootEnv(uboot::Kind::Single, true),
+            "u-boot,env-redundant-bool" => Layout::UbootEnv(uboot::Kind::Redundant, false),
+            "u-boot,env-redundant-count" => Layout::UbootEnv(uboot::Kind::Redundant, true),
             "fixed-layout" => Layout::Fixed,
             _ => {
                 return Err(format!(
@@ -66,9 +66,11 @@ enum Post {
     MacAddValid,
     /// parse "xx:xx:xx:xx:xx:xx" into 6 bytes, then add (U-Boot ethaddr)
     MacText,
+    /// mac-base: 6 bytes, 12 hex digits or 17 characters, then add
+    MacBase,
 }
 
-fn post(kind: &Post, raw: &[u8], index: u64) -> Result<Vec<u8>, String> {
+fn post(kind: &Post, raw: &[u8], index: i64) -> Result<Vec<u8>, String> {
     let six = || -> Result<[u8; 6], String> { raw.try_into().map_err(|_| "EINVAL".to_string()) };
     match kind {
         Post::None => Ok(raw.to_vec()),
@@ -85,6 +87,10 @@ fn post(kind: &Post, raw: &[u8], index: u64) -> Result<Vec<u8>, String> {
             let m = mac::parse(s).ok_or_else(|| "EINVAL".to_string())?;
             Ok(mac::add(m, index).to_vec())
         }
+        Post::MacBase => {
+            let m = mac::parse_base(raw).ok_or_else(|| "EINVAL".to_string())?;
+            Ok(mac::add(m, index).to_vec())
+        }
     }
 }
 
@@ -94,7 +100,7 @@ fn make(
     raw: &[u8],
     size: usize,
     kind: Post,
-    index: Option<u64>,
+    index: Option<i64>,
 ) -> Cell {
     let read = post(&kind, raw, 0);
     let indexed = match (&kind, index) {
@@ -121,7 +127,8 @@ pub fn predict(
     layout: Layout,
     img: &[u8],
     fixed: &[FixedCell],
-    index: Option<u64>,
+    index: Option<i64>,
+    env: uboot::Geometry,
 ) -> Result<Vec<Cell>, DecodeError> {
     match layout {
         Layout::OnieTlv => {
@@ -166,45 +173,33 @@ pub fn predict(
                 ),
             ])
         }
-        Layout::UbootEnv(kind) => {
+        Layout::UbootEnv(kind, counter) => {
             if let Some(b) = onie::blank_kind(img) {
                 return Err(DecodeError::whole(format!("not a U-Boot environment: {b}")));
             }
-            let copy = uboot::decode_copy(img, 0, img.len(), kind)?;
-            if !copy.crc_valid {
-                return Err(DecodeError::at(
-                    0,
-                    format!(
-                        "CRC-32 mismatch: expected {:#010x}, found {:#010x}",
-                        copy.crc_expected, copy.crc_found
-                    ),
-                ));
-            }
-            // The kernel stops quietly at the first entry without '=' and
-            // treats the last byte of the device as a terminator.
-            let mut data = img.to_vec();
-            let last = data.len() - 1;
-            data[last] = 0;
+            let copy = uboot::layout_copy(img, kind, counter, env)?;
             let mut cells = Vec::new();
-            let mut off = kind.data_offset();
-            while off < data.len() && data[off] != 0 {
-                let len = data[off..]
-                    .iter()
-                    .position(|&b| b == 0)
-                    .unwrap_or(data.len() - off);
-                let entry = &data[off..off + len];
-                let Some(eq) = entry.iter().position(|&b| b == b'=') else {
-                    break;
-                };
-                let name = String::from_utf8_lossy(&entry[..eq]).into_owned();
-                let value = &entry[eq + 1..];
-                let voff = off + eq + 1;
-                if name == "ethaddr" {
-                    cells.push(make(&name, voff, value, 6, Post::MacText, index));
-                } else {
-                    cells.push(make(&name, voff, value, value.len(), Post::None, index));
+            for v in &copy.vars {
+                let raw = &img[v.value_offset..v.value_offset + v.value_len];
+                // a name with '/' cannot be a sysfs file: the layout skips it
+                if v.name.contains('/') {
+                    continue;
                 }
-                off += len + 1;
+                if v.name == "ethaddr" {
+                    // an ethaddr that spells no address gets no cell
+                    if std::str::from_utf8(raw).ok().and_then(mac::parse).is_some() {
+                        cells.push(make(&v.name, v.value_offset, raw, 6, Post::MacText, index));
+                    }
+                } else {
+                    cells.push(make(
+                        &v.name,
+                        v.value_offset,
+                        raw,
+                        raw.len(),
+                        Post::None,
+                        index,
+                    ));
+                }
             }
             Ok(cells)
         }
@@ -222,15 +217,24 @@ pub fn predict(
                         ),
                     ));
                 }
-                Ok(make(
+                let raw = &img[c.offset..c.offset + c.size];
+                if c.mac_base {
+                    // the kernel leaves out a mac-base cell of another length
+                    if ![6, 12, 17].contains(&c.size) {
+                        return Ok(None);
+                    }
+                    return Ok(Some(make(&c.name, c.offset, raw, 6, Post::MacBase, index)));
+                }
+                Ok(Some(make(
                     &c.name,
                     c.offset,
-                    &img[c.offset..c.offset + c.size],
+                    raw,
                     c.size,
                     Post::None,
                     index,
-                ))
+                )))
             })
-            .collect(),
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| v.into_iter().flatten().collect()),
     }
 }

@@ -12,6 +12,9 @@ pub struct FixedCell {
     pub name: String,
     pub offset: usize,
     pub size: usize,
+    /// `compatible = "mac-base"`: a base MAC address (6 bytes, 12 hex
+    /// digits or 17 characters) read as 6 bytes plus the index
+    pub mac_base: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -19,12 +22,15 @@ pub struct Region {
     pub offset: usize,
     pub data: Vec<u8>,
     pub cell: Option<String>,
+    pub mac_base: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct EnvCopy {
     pub flag: u8,
     pub vars: Vec<(String, String)>,
+    /// store a CRC that does not match (a damaged copy)
+    pub bad_crc: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -99,6 +105,17 @@ fn byte_field(t: &Table, key: &str, default: u8) -> R<u8> {
     Ok(usize_field(t, key, 255)?
         .map(|v| v as u8)
         .unwrap_or(default))
+}
+
+fn bool_field(t: &Table, key: &str) -> R<bool> {
+    match t.get(key) {
+        None => Ok(false),
+        Some(Value::Boolean(b)) => Ok(*b),
+        Some(v) => Err(DescError::field(
+            key,
+            format!("expected true or false, found {}", v.type_str()),
+        )),
+    }
 }
 
 fn str_field<'a>(t: &'a Table, key: &str) -> R<Option<&'a str>> {
@@ -409,6 +426,7 @@ fn parse_env(t: &Table) -> R<Spec> {
         copies.push(EnvCopy {
             flag: 1,
             vars: env_vars(t, "vars")?,
+            bad_crc: false,
         });
     } else {
         if !redundant {
@@ -431,10 +449,15 @@ fn parse_env(t: &Table) -> R<Spec> {
         }
         for (i, c) in copy_tables.into_iter().enumerate() {
             let ctx = format!("copy[{i}].");
-            only_keys(c, &["flag", "vars"], &ctx)?;
+            only_keys(c, &["flag", "vars", "bad-crc"], &ctx)?;
             let flag = byte_field(c, "flag", 1).map_err(within(&ctx))?;
             let vars = env_vars(c, "vars").map_err(within(&ctx))?;
-            copies.push(EnvCopy { flag, vars });
+            let bad_crc = bool_field(c, "bad-crc").map_err(within(&ctx))?;
+            copies.push(EnvCopy {
+                flag,
+                vars,
+                bad_crc,
+            });
         }
     }
     let hdr = if redundant { 5 } else { 4 };
@@ -466,7 +489,7 @@ fn parse_blob(t: &Table) -> R<Spec> {
     let mut regions = Vec::new();
     for (i, r) in tables(t, "region")?.into_iter().enumerate() {
         let ctx = format!("region[{i}].");
-        only_keys(r, &["offset", "ascii", "hex", "cell"], &ctx)?;
+        only_keys(r, &["offset", "ascii", "hex", "cell", "mac-base"], &ctx)?;
         let offset = usize_field(r, "offset", MAX_IMAGE).map_err(within(&ctx))?;
         let offset = required(offset, &format!("{ctx}offset"))?;
         let data = match (
@@ -502,7 +525,19 @@ fn parse_blob(t: &Table) -> R<Spec> {
         let cell = str_field(r, "cell")
             .map_err(within(&ctx))?
             .map(str::to_owned);
-        regions.push(Region { offset, data, cell });
+        let mac_base = bool_field(r, "mac-base").map_err(within(&ctx))?;
+        if mac_base && cell.is_none() {
+            return Err(DescError::field(
+                format!("{ctx}mac-base"),
+                "only a region with `cell` is a mac-base cell",
+            ));
+        }
+        regions.push(Region {
+            offset,
+            data,
+            cell,
+            mac_base,
+        });
     }
     Ok(Spec::Blob {
         size,
@@ -644,6 +679,9 @@ impl Description {
                         // the flag byte is outside the CRC
                         img[4] = c.flag;
                     }
+                    if c.bad_crc {
+                        img[0] ^= 0xff;
+                    }
                     out.extend_from_slice(&img);
                 }
                 Ok(out)
@@ -715,6 +753,7 @@ impl Description {
                         name: n.clone(),
                         offset: r.offset,
                         size: r.data.len(),
+                        mac_base: r.mac_base,
                     })
                 })
                 .collect()),

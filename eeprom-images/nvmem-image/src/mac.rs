@@ -27,13 +27,33 @@ pub fn format(mac: &[u8]) -> String {
         .join(":")
 }
 
-/// The address `index` above `mac`, as a 48-bit number (wrapping).
-pub fn add(mac: [u8; 6], index: u64) -> [u8; 6] {
+/// A mac-base cell's stored address: 6 bytes as they are, 12 hex digits,
+/// or 17 characters `xx:xx:xx:xx:xx:xx`; None for anything else.
+pub fn parse_base(raw: &[u8]) -> Option<[u8; 6]> {
+    match raw.len() {
+        6 => raw.try_into().ok(),
+        12 => {
+            let mut mac = [0u8; 6];
+            for (i, byte) in mac.iter_mut().enumerate() {
+                let hi = (raw[2 * i] as char).to_digit(16)?;
+                let lo = (raw[2 * i + 1] as char).to_digit(16)?;
+                *byte = (hi * 16 + lo) as u8;
+            }
+            Some(mac)
+        }
+        17 => parse(std::str::from_utf8(raw).ok()?),
+        _ => None,
+    }
+}
+
+/// The address `index` above `mac` (below for a negative index), as a
+/// 48-bit number (wrapping), as the kernel's `eth_addr_add()` computes it.
+pub fn add(mac: [u8; 6], index: i64) -> [u8; 6] {
     let mut v = 0u64;
     for b in mac {
         v = (v << 8) | u64::from(b);
     }
-    let v = v.wrapping_add(index) & 0xffff_ffff_ffff;
+    let v = v.wrapping_add(index as u64) & 0xffff_ffff_ffff;
     let mut out = [0u8; 6];
     for (i, b) in out.iter_mut().enumerate() {
         *b = (v >> (8 * (5 - i))) as u8;

@@ -45,12 +45,28 @@ enum Cmd {
         /// onie,tlv-layout | kontron,sl28-vpd | u-boot,env[-redundant-bool|-count] | fixed-layout
         #[arg(long)]
         layout: String,
-        /// also show MAC cells post-processed with this index
-        #[arg(long)]
-        index: Option<u64>,
+        /// also show MAC cells post-processed with this index (may be
+        /// negative: -1 is what a phandle argument of 0xffffffff gives)
+        #[arg(long, allow_negative_numbers = true)]
+        index: Option<i64>,
+        /// U-Boot environments: the layout node's env-size
+        #[arg(long, value_parser = parse_number)]
+        env_size: Option<usize>,
+        /// U-Boot environments: the layout node's env-redundant-offset
+        #[arg(long, value_parser = parse_number)]
+        env_redundant_offset: Option<usize>,
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A number in decimal or with 0x.
+fn parse_number(s: &str) -> Result<usize, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => usize::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|e| format!("{s:?}: {e}"))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
@@ -116,6 +132,8 @@ fn run(cli: Cli) -> Result<(), Error> {
             input,
             layout,
             index,
+            env_size,
+            env_redundant_offset,
             json,
         } => {
             let layout: Layout = layout.parse().map_err(Error::Usage)?;
@@ -135,7 +153,11 @@ fn run(cli: Cli) -> Result<(), Error> {
                 (read(&input)?, vec![])
             };
             let path = input.display().to_string();
-            let cells = cells::predict(layout, &data, &fixed, index)
+            let env = nvmem_image::uboot::Geometry {
+                env_size,
+                redundant_offset: env_redundant_offset,
+            };
+            let cells = cells::predict(layout, &data, &fixed, index, env)
                 .map_err(|err| Error::Image { path, err })?;
             let mut out = String::new();
             if json {

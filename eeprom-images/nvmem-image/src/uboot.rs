@@ -237,6 +237,9 @@ fn parse_data(img: &[u8], start: usize, end: usize) -> (Vec<Var>, Option<String>
         let Some(eq) = entry.iter().position(|&b| b == b'=') else {
             return (vars, Some(format!("entry at {off:#x} has no '='")));
         };
+        if eq == 0 {
+            return (vars, Some(format!("entry at {off:#x} has an empty name")));
+        }
         vars.push(Var {
             name: String::from_utf8_lossy(&entry[..eq]).into_owned(),
             value: String::from_utf8_lossy(&entry[eq + 1..]).into_owned(),
@@ -283,26 +286,121 @@ fn usable(c: &Copy) -> bool {
     c.crc_valid && c.data_error.is_none()
 }
 
-/// Which of two redundant copies U-Boot uses: the only valid one, or of
-/// two valid ones the newer by flag (a counter that wraps: 0 is newer than
-/// 255; for boolean flags active 1 beats obsolete 0); the first on a tie.
-pub fn choose(a: &Copy, b: &Copy) -> Option<usize> {
+/// Which of two redundant copies U-Boot uses: the only intact one, or of
+/// two intact ones the newer by flag, the first on a tie.
+/// Counters (`u-boot,env-redundant-count`, U-Boot's `env_import_redund()`,
+/// libubootenv on files): the higher, 0 following 255.
+/// Boolean flags (`u-boot,env-redundant-bool`, U-Boot's `env/flash.c`):
+/// active 1 over obsolete 0, else a flag still erased (0xff) over any other.
+pub fn choose(a: &Copy, b: &Copy, counter: bool) -> Option<usize> {
     match (usable(a), usable(b)) {
         (false, false) => None,
         (true, false) => Some(0),
         (false, true) => Some(1),
         (true, true) => {
             let (fa, fb) = (a.flag.unwrap_or(0), b.flag.unwrap_or(0));
-            if fa == 255 && fb == 0 {
-                Some(1)
-            } else if fb == 255 && fa == 0 {
-                Some(0)
-            } else if fb > fa {
-                Some(1)
+            let second = if fa == fb {
+                false
+            } else if counter {
+                match (fa, fb) {
+                    (255, 0) => true,
+                    (0, 255) => false,
+                    _ => fb > fa,
+                }
             } else {
-                Some(0)
-            }
+                match (fa, fb) {
+                    (1, 0) => false,
+                    (0, 1) => true,
+                    _ => fb == 0xff,
+                }
+            };
+            Some(usize::from(second))
         }
+    }
+}
+
+/// Where the kernel's layout looks for the environment: `env-size` (one
+/// copy) and `env-redundant-offset` (the second copy) of its node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Geometry {
+    pub env_size: Option<usize>,
+    pub redundant_offset: Option<usize>,
+}
+
+/// The copy of the environment in a device holding `img` that the kernel's
+/// layout takes its cells from (U-Boot's choice when there are two), or
+/// the problem it reports.
+pub fn layout_copy(
+    img: &[u8],
+    kind: Kind,
+    counter: bool,
+    geo: Geometry,
+) -> Result<Copy, DecodeError> {
+    let hdr = kind.data_offset();
+    let second = geo.redundant_offset.unwrap_or(0);
+    if geo.redundant_offset.is_some() && (kind == Kind::Single || second == 0) {
+        return Err(DecodeError::whole(
+            "env-redundant-offset needs a redundant format and a non-zero offset",
+        ));
+    }
+    let size = geo
+        .env_size
+        .unwrap_or(if second > 0 { second } else { img.len() });
+    if size <= hdr {
+        return Err(DecodeError::whole(format!(
+            "an environment of {size} bytes holds no variables"
+        )));
+    }
+    if second > 0 && second < size {
+        return Err(DecodeError::whole(format!(
+            "the copies overlap (second at {second:#x}, each {size:#x} bytes)"
+        )));
+    }
+    if size > img.len() || second > img.len() - size {
+        return Err(DecodeError::whole(format!(
+            "device of {:#x} bytes smaller than its environment ({size:#x} bytes{})",
+            img.len(),
+            if second > 0 { " twice" } else { "" }
+        )));
+    }
+    let first = decode_copy(img, 0, size, kind)?;
+    if second == 0 {
+        return if usable(&first) {
+            Ok(first)
+        } else {
+            Err(copy_problem(&first))
+        };
+    }
+    let other = decode_copy(img, second, size, kind)?;
+    match choose(&first, &other, counter) {
+        Some(0) => Ok(first),
+        Some(_) => Ok(other),
+        None => Err(DecodeError::whole(format!(
+            "no intact copy ({}; {})",
+            copy_problem(&first),
+            copy_problem(&other)
+        ))),
+    }
+}
+
+fn copy_problem(c: &Copy) -> DecodeError {
+    if !c.crc_valid {
+        DecodeError::at(
+            c.offset,
+            format!(
+                "copy at {:#x}: CRC-32 mismatch: expected {:#010x}, found {:#010x}",
+                c.offset, c.crc_expected, c.crc_found
+            ),
+        )
+    } else {
+        DecodeError::at(
+            c.offset,
+            format!(
+                "copy at {:#x}: {}",
+                c.offset,
+                c.data_error.clone().unwrap_or_default()
+            ),
+        )
     }
 }
 
@@ -338,7 +436,7 @@ pub fn decode(img: &[u8], kind: Option<Kind>) -> Result<Image, DecodeError> {
         let a = decode_copy(img, 0, half, Kind::Redundant)?;
         let b = decode_copy(img, half, half, Kind::Redundant)?;
         if usable(&a) || usable(&b) {
-            let active = choose(&a, &b);
+            let active = choose(&a, &b, true);
             return Ok(Image {
                 copies: vec![a, b],
                 active,

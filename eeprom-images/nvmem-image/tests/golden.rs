@@ -49,7 +49,7 @@ fn env_golden_images() {
 fn cells_of_golden_onie() {
     let mut img = b"TlvInfo\x00\x01\x00\x0a\x21\x02AB\xfe\x04".to_vec();
     img.extend_from_slice(&0x8d53_af81u32.to_be_bytes());
-    let c = cells::predict(cells::Layout::OnieTlv, &img, &[], None).unwrap();
+    let c = cells::predict(cells::Layout::OnieTlv, &img, &[], None, Default::default()).unwrap();
     let names: Vec<_> = c.iter().map(|c| c.sysfs.as_str()).collect();
     assert_eq!(names, ["product-name@d,0", "crc32@11,0"]);
     assert_eq!(c[1].content.as_deref(), Some("8d53af81"));

@@ -143,10 +143,11 @@ fn env_cells_follow_the_kernel() {
     ];
     let img = uboot::encode(&vars, 128, uboot::Kind::Single, 0, 0xff).unwrap();
     let c = cells::predict(
-        cells::Layout::UbootEnv(uboot::Kind::Single),
+        cells::Layout::UbootEnv(uboot::Kind::Single, true),
         &img,
         &[],
         Some(3),
+        uboot::Geometry::default(),
     )
     .unwrap();
     assert_eq!(c[0].sysfs, "ethaddr@c,0");
@@ -164,19 +165,112 @@ fn env_cells_follow_the_kernel() {
     )
     .unwrap();
     let c = cells::predict(
-        cells::Layout::UbootEnv(uboot::Kind::Single),
+        cells::Layout::UbootEnv(uboot::Kind::Single, true),
         &img,
         &[],
         None,
+        uboot::Geometry::default(),
     )
     .unwrap();
-    assert_eq!(c[0].read_error.as_deref(), Some("EINVAL"));
+    // an ethaddr that spells no address gets no cell (the layout says why)
+    assert!(c.is_empty(), "{c:?}");
+}
+
+/// The choice between two redundant copies, the vectors of the kernel's
+/// KUnit suite (u-boot-env-kunit.c): (flag a, flag b, a intact, b intact,
+/// boolean pick, counter pick).
+#[test]
+fn redundant_choice_vectors() {
+    type Vector = (u8, u8, bool, bool, Option<usize>, Option<usize>);
+    let vectors: [Vector; 12] = [
+        (1, 0, true, true, Some(0), Some(0)),
+        (0, 1, true, true, Some(1), Some(1)),
+        (1, 0, false, true, Some(1), Some(1)),
+        (0, 1, true, false, Some(0), Some(0)),
+        (1, 0, false, false, None, None),
+        (1, 1, true, true, Some(0), Some(0)),
+        (255, 0, true, true, Some(0), Some(1)),
+        (0, 255, true, true, Some(1), Some(0)),
+        (7, 8, true, true, Some(0), Some(1)),
+        (0xff, 0xff, true, true, Some(0), Some(0)),
+        (1, 0xff, true, true, Some(1), Some(1)),
+        (0xff, 1, true, true, Some(0), Some(0)),
+    ];
+    let copy = |flag: u8, ok: bool| {
+        let vars = [("v".to_string(), flag.to_string())];
+        let mut img = uboot::encode(&vars, 64, uboot::Kind::Redundant, flag, 0).unwrap();
+        if !ok {
+            img[0] ^= 1;
+        }
+        uboot::decode_copy(&img, 0, img.len(), uboot::Kind::Redundant).unwrap()
+    };
+    for (fa, fb, oa, ob, pick_bool, pick_count) in vectors {
+        let (a, b) = (copy(fa, oa), copy(fb, ob));
+        assert_eq!(
+            uboot::choose(&a, &b, false),
+            pick_bool,
+            "boolean {fa} {fb} {oa} {ob}"
+        );
+        assert_eq!(
+            uboot::choose(&a, &b, true),
+            pick_count,
+            "counter {fa} {fb} {oa} {ob}"
+        );
+    }
+}
+
+/// Two copies in one image: the cells of the chosen one, at its offsets;
+/// geometry errors as the layout reports them.
+#[test]
+fn redundant_cells_from_the_chosen_copy() {
+    let one = [("which".to_string(), "first".to_string())];
+    let two = [("which".to_string(), "second".to_string())];
+    let mut img = uboot::encode(&one, 0x100, uboot::Kind::Redundant, 255, 0).unwrap();
+    img.extend(uboot::encode(&two, 0x100, uboot::Kind::Redundant, 0, 0).unwrap());
+    let geo = uboot::Geometry {
+        env_size: None,
+        redundant_offset: Some(0x100),
+    };
+    let count = cells::Layout::UbootEnv(uboot::Kind::Redundant, true);
+    let c = cells::predict(count, &img, &[], None, geo).unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].sysfs, "which@10b,0");
+    assert_eq!(c[0].text.as_deref(), Some("second"));
+    let boolean = cells::Layout::UbootEnv(uboot::Kind::Redundant, false);
+    let c = cells::predict(boolean, &img, &[], None, geo).unwrap();
+    assert_eq!(c[0].text.as_deref(), Some("first"));
+    // both damaged: no cells
+    img[0] ^= 1;
+    img[0x100] ^= 1;
+    assert!(cells::predict(count, &img, &[], None, geo).is_err());
+    // a device too small for two copies, a single format with a second copy
+    let short = uboot::Geometry {
+        env_size: Some(0x101),
+        redundant_offset: Some(0x100),
+    };
+    assert!(cells::predict(count, &img, &[], None, short).is_err());
+    let single = cells::Layout::UbootEnv(uboot::Kind::Single, true);
+    assert!(cells::predict(single, &img, &[], None, geo).is_err());
+}
+
+#[test]
+fn mac_base_encodings() {
+    let want = [2, 0, 0, 0, 1, 0xfe];
+    assert_eq!(mac::parse_base(&want), Some(want));
+    assert_eq!(mac::parse_base(b"0200000001fe"), Some(want));
+    assert_eq!(mac::parse_base(b"02:00:00:00:01:fe"), Some(want));
+    assert_eq!(mac::parse_base(b"0200000g01fe"), None);
+    assert_eq!(mac::parse_base(b"02-00-00-00-01-fe"), None);
+    assert_eq!(mac::parse_base(b"0200"), None);
+    assert_eq!(mac::add(want, -0xff), [2, 0, 0, 0, 0, 0xff]);
+    assert_eq!(mac::add(want, -0x1ff), [1, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    assert_eq!(mac::add(want, 2), [2, 0, 0, 0, 2, 0]);
 }
 
 #[test]
 fn sl28_multicast_mac_cell_fails_to_read() {
     let img = sl28::encode(b"X", [1, 2, 3, 4, 5, 6]).unwrap();
-    let c = cells::predict(cells::Layout::Sl28Vpd, &img, &[], None).unwrap();
+    let c = cells::predict(cells::Layout::Sl28Vpd, &img, &[], None, Default::default()).unwrap();
     assert_eq!(c[1].sysfs, "base-mac-address@11,0");
     assert_eq!(c[1].read_error.as_deref(), Some("EINVAL"));
 }
@@ -205,6 +299,7 @@ fn fixed_layout_cells_from_regions() {
         &d.build().unwrap(),
         &d.fixed_cells().unwrap(),
         None,
+        uboot::Geometry::default(),
     )
     .unwrap();
     assert_eq!(c.len(), 1);
@@ -259,7 +354,7 @@ proptest! {
         let _ = uboot::decode(&data, None);
         let _ = inspect(&data, Format::Auto);
         for l in ["onie,tlv-layout", "kontron,sl28-vpd", "u-boot,env", "u-boot,env-redundant-bool"] {
-            let _ = cells::predict(l.parse().unwrap(), &data, &[], Some(1));
+            let _ = cells::predict(l.parse().unwrap(), &data, &[], Some(1), Default::default());
         }
     }
 }

@@ -14,6 +14,12 @@
  *       "-" when empty, "ERR" when the read fails. A device without a
  *       cells/ directory prints nothing.
  *
+ *   nvmem-sysfs read-loop FILE COUNT
+ *       open, read and close FILE COUNT times, as fast as it goes (a reader
+ *       racing the provider's unbind); prints "ok N" and "errno E N" for
+ *       each errno seen, and "short N" for reads that returned fewer bytes
+ *       than the file's size said.
+ *
  * Exit status 0, or 1 with a message on stderr when an argument is wrong
  * or a directory that exists cannot be listed.
  */
@@ -138,10 +144,50 @@ static int list_cells(const char *dev)
 	return 0;
 }
 
+static int read_loop(const char *path, long count)
+{
+	static long errs[256];
+	long ok = 0, shorter = 0;
+	char buf[4096];
+
+	for (long i = 0; i < count; i++) {
+		struct stat st;
+		ssize_t n;
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0) {
+			errs[errno & 255]++;
+			continue;
+		}
+		if (fstat(fd, &st) < 0) {
+			errs[errno & 255]++;
+			close(fd);
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0)
+			errs[errno & 255]++;
+		else if (n < st.st_size && n < (ssize_t)sizeof(buf))
+			shorter++;
+		else
+			ok++;
+		close(fd);
+	}
+	printf("ok %ld\n", ok);
+	if (shorter)
+		printf("short %ld\n", shorter);
+	for (int e = 0; e < 256; e++)
+		if (errs[e])
+			printf("errno %d %ld\n", e, errs[e]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "read-loop"))
+		return read_loop(argv[2], strtol(argv[3], NULL, 0));
 	if (argc == 2 && !strcmp(argv[1], "devices"))
 		return list_devices();
 	if (argc >= 2 && !strcmp(argv[1], "cells")) {
@@ -149,6 +195,7 @@ int main(int argc, char **argv)
 			rc |= list_cells(argv[i]);
 		return rc;
 	}
-	fprintf(stderr, "usage: nvmem-sysfs devices | nvmem-sysfs cells DEVICE...\n");
+	fprintf(stderr, "usage: nvmem-sysfs devices | nvmem-sysfs cells DEVICE... |"
+		" nvmem-sysfs read-loop FILE COUNT\n");
 	return 1;
 }

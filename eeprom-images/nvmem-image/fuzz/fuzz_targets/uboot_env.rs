@@ -14,6 +14,30 @@ fuzz_target!(|data: &[u8]| {
         let _ = img.check();
     }
     for kind in [uboot::Kind::Single, uboot::Kind::Redundant] {
-        let _ = cells::predict(cells::Layout::UbootEnv(kind), data, &[], Some(2));
+        for counter in [false, true] {
+            let _ = cells::predict(
+                cells::Layout::UbootEnv(kind, counter),
+                data,
+                &[],
+                Some(2),
+                uboot::Geometry::default(),
+            );
+        }
+    }
+    // two redundant copies, as the layout reads them with env-redundant-offset
+    if data.len() >= 12 {
+        let geo = uboot::Geometry {
+            env_size: None,
+            redundant_offset: Some(data.len() / 2),
+        };
+        for counter in [false, true] {
+            let _ = cells::predict(
+                cells::Layout::UbootEnv(uboot::Kind::Redundant, counter),
+                data,
+                &[],
+                Some(-1),
+                geo,
+            );
+        }
     }
 });
