@@ -60,9 +60,10 @@ log=$BUILD/logs/tree-ours.log
 [ -e "$tar" ] || die "$tar missing: run 'make setup' (or apt-get install $pkg)"
 debv=$(deb_version "$pkg")
 
-# What the patched tree depends on: the series and the layout sources.
+# What the patched tree depends on: the series and the layout sources (not
+# their READMEs).
 inputs_hash() {
-	(cd "$TOP" && find kernel-patches layouts -type f -print0 | sort -z |
+	(cd "$TOP" && find kernel-patches layouts -type f ! -name README.md -print0 | sort -z |
 		xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
 

@@ -13,10 +13,10 @@ def test_riscv_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 13
+    assert [a.kind for a in found] == ["rmem"] * 15
     assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000",
                                         "9f006000", "9f007000", "9f008000", "9f009000", "9f00a000",
-                                        "9f00c000", "9f00e000", "9f010000"}
+                                        "9f00c000", "9f00e000", "9f010000", "9f020000", "9f021000"}
     assert all(str(a.file).startswith("/img/") for a in found)
 
 
@@ -63,12 +63,13 @@ def test_promises_of_both_boards():
     ref = lab.board_promises("riscv64-virt", "ref")
     both = {"board-info:fixed-layout", "onie-switch:onie,tlv-layout", "sl28-vpd:kontron,sl28-vpd",
             "onie-bad-crc:onie,tlv-layout", "sl28-bad-magic:kontron,sl28-vpd", "onie-2k:onie,tlv-layout",
-            "uboot-env-small:u-boot,env", "uboot-env-64k:u-boot,env"}
+            "uboot-env-small:u-boot,env", "uboot-env-64k:u-boot,env", "uboot-env-bad-crc:u-boot,env"}
     assert {p.id for p in ref.layouts} == both
     # beyond 6.12: mac-base and the choice between redundant copies
     assert {p.id for p in ours.layouts} - both == {
         "mac-base:fixed-layout", "uboot-env-redund-count:u-boot,env-redundant-count",
-        "uboot-env-redund-bool:u-boot,env-redundant-bool", "uboot-env-both-bad:u-boot,env-redundant-bool"}
+        "uboot-env-redund-bool:u-boot,env-redundant-bool", "uboot-env-both-bad:u-boot,env-redundant-bool",
+        "uboot-env-bad-ethaddr:u-boot,env"}
     assert ours.macs == ref.macs == ()
     arm = lab.board_promises("ast2600-evb", "ours")
     assert lab.LayoutPromise("bmc-flash", "u-boot-env", "u-boot,env") in arm.layouts

@@ -406,7 +406,15 @@ fn env_vars(t: &Table, key: &str) -> R<Vec<(String, String)>> {
 fn parse_env(t: &Table) -> R<Spec> {
     only_keys(
         t,
-        &["format", "size", "pad", "redundant", "vars", "copy"],
+        &[
+            "format",
+            "size",
+            "pad",
+            "redundant",
+            "vars",
+            "copy",
+            "bad-crc",
+        ],
         "",
     )?;
     let size = required(usize_field(t, "size", MAX_IMAGE)?, "size")?;
@@ -426,7 +434,7 @@ fn parse_env(t: &Table) -> R<Spec> {
         copies.push(EnvCopy {
             flag: 1,
             vars: env_vars(t, "vars")?,
-            bad_crc: false,
+            bad_crc: bool_field(t, "bad-crc")?,
         });
     } else {
         if !redundant {
@@ -436,6 +444,12 @@ fn parse_env(t: &Table) -> R<Spec> {
             return Err(DescError::field(
                 "vars",
                 "give the variables in each [[copy]] instead",
+            ));
+        }
+        if t.contains_key("bad-crc") {
+            return Err(DescError::field(
+                "bad-crc",
+                "say which copy is damaged: bad-crc in its [[copy]]",
             ));
         }
         if copy_tables.len() != 2 {

@@ -153,6 +153,21 @@ fn other_description_errors() {
         &["size", "integer"],
     );
     bad_desc("not toml [", &["bad.toml"]);
+    // a damaged copy is named in its [[copy]]; mac-base needs a cell
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nredundant = true\nbad-crc = true\n\
+         [[copy]]\nflag = 1\n[copy.vars]\na = \"1\"\n\
+         [[copy]]\nflag = 0\n[copy.vars]\na = \"2\"\n",
+        &["bad-crc", "[[copy]]"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nbad-crc = \"yes\"\n",
+        &["bad-crc", "true or false"],
+    );
+    bad_desc(
+        "format = \"blob\"\nsize = 16\n[[region]]\noffset = 0\nhex = \"02\"\nmac-base = true\n",
+        &["region[0].mac-base", "cell"],
+    );
 }
 
 fn bad_image(bytes: &[u8], format: &str, want: &[&str]) {
