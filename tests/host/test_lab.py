@@ -13,10 +13,11 @@ def test_riscv_attachments(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 15
+    assert [a.kind for a in found] == ["rmem"] * 19
     assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000",
                                         "9f006000", "9f007000", "9f008000", "9f009000", "9f00a000",
-                                        "9f00c000", "9f00e000", "9f010000", "9f020000", "9f021000"}
+                                        "9f00c000", "9f00e000", "9f010000", "9f020000", "9f021000",
+                                        "9f022000", "9f024000", "9f026000", "9f028000"}
     assert all(str(a.file).startswith("/img/") for a in found)
 
 
@@ -69,7 +70,10 @@ def test_promises_of_both_boards():
     assert {p.id for p in ours.layouts} - both == {
         "mac-base:fixed-layout", "uboot-env-redund-count:u-boot,env-redundant-count",
         "uboot-env-redund-bool:u-boot,env-redundant-bool", "uboot-env-both-bad:u-boot,env-redundant-bool",
-        "uboot-env-bad-ethaddr:u-boot,env"}
+        "uboot-env-bad-ethaddr:u-boot,env", "uboot-env-redund-first:u-boot,env-redundant-count",
+        "uboot-env-redund-equal:u-boot,env-redundant-count",
+        "uboot-env-redund-second-bad:u-boot,env-redundant-bool",
+        "uboot-env-redund-erased:u-boot,env-redundant-bool"}
     assert ours.macs == ref.macs == ()
     arm = lab.board_promises("ast2600-evb", "ours")
     assert lab.LayoutPromise("bmc-flash", "u-boot-env", "u-boot,env") in arm.layouts
