@@ -209,8 +209,8 @@ static int u_boot_env_add_vars(struct device *dev, struct device_node *np,
 			u8 mac[ETH_ALEN];
 
 			if (vlen != U_BOOT_ENV_MAC_LEN || !mac_pton(eq + 1, mac)) {
-				dev_err(dev, "u-boot-env: ethaddr \"%*pE\" at %#x is not a MAC address (xx:xx:xx:xx:xx:xx): no ethaddr cell\n",
-					(int)vlen, eq + 1, info.offset);
+				dev_err(dev, "u-boot-env: ethaddr at %#x is not a MAC address (xx:xx:xx:xx:xx:xx), no ethaddr cell: %*pE\n",
+					info.offset, (int)vlen, eq + 1);
 				kfree(info.name);
 				continue;
 			}
