@@ -210,8 +210,10 @@ def find_device(shell, attachment, devs=None):
     else:
         # the whole flash chip: the MTD master (CONFIG_MTD_PARTITIONED_MASTER),
         # an mtd device of the chip's SPI device without an "offset" attribute
+        # (not a device some driver made of a partition, e.g. u-boot-env0)
         hits = [n for n, (real, _) in devs.items()
-                if re.search(f"/{re.escape(attachment.where)}/mtd/mtd\\d+(/|$)", real)
+                if re.fullmatch(r"mtd\d+", n)
+                and re.search(f"/{re.escape(attachment.where)}/mtd/mtd\\d+(/|$)", real)
                 and shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] != 0]
     assert len(hits) == 1, f"{attachment.id}: expected one nvmem device, found {hits} among {sorted(devs)}"
     return hits[0]

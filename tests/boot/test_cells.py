@@ -33,9 +33,15 @@ TOOL = lab.TOP / "target" / "release" / "nvmem-image"
 
 
 def guest_layout(shell, dev):
-    """compatible of the device's nvmem-layout container, or None"""
-    out = shell.run(f"cat /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout/compatible 2>/dev/null")[0]
-    return out[0].strip("\x00").split("\x00")[0] if out else None
+    """compatible of the device's nvmem-layout container, or None; for a
+    device of 6.1's MTD u-boot-env driver, the compatible of its own node"""
+    for node in ("of_node/nvmem-layout", "of_node"):
+        out = shell.run(f"cat /sys/bus/nvmem/devices/{dev}/{node}/compatible 2>/dev/null")[0]
+        first = out[0].strip("\x00").split("\x00")[0] if out else None
+        if node == "of_node/nvmem-layout" or (first or "").startswith("u-boot,env"):
+            if first:
+                return first
+    return None
 
 
 def guest_cells(shell, dev):
@@ -131,7 +137,16 @@ def promised_device(shell, request, promise):
     assert a.kind == "mtd", f"{promise.id}: a partition of {a.id}, which is no flash"
     parts = flash_partitions(shell, a)
     assert promise.partition in parts, f"{promise.id}: no partition {promise.partition} (partitions: {sorted(parts)})"
-    return (a, *parts[promise.partition])
+    dev, offset, size = parts[promise.partition]
+    # a partition compatible with u-boot,env: its cells are on the nvmem
+    # device of 6.1's MTD u-boot-env driver, which has the partition's node
+    node = shell.run(f"cd /sys/class/mtd/{dev}/of_node 2>/dev/null && pwd -P")[0]
+    if node:
+        owners = [d for d, (_, of) in lab.nvmem_devices(shell).items() if of == node[0] and d != dev]
+        if owners and shell.run(f"test -e /sys/bus/nvmem/devices/{dev}/of_node")[2] != 0:
+            assert len(owners) == 1, f"{promise.id}: nvmem devices {owners} share the partition's node"
+            dev = owners[0]
+    return a, dev, offset, size
 
 
 def env_geometry(shell, dev):
@@ -139,7 +154,9 @@ def env_geometry(shell, dev):
     device's nvmem-layout node (env-size, env-redundant-offset)"""
     opts = []
     for prop in ("env-size", "env-redundant-offset"):
-        out = shell.run(f"od -An -tx1 /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout/{prop} 2>/dev/null")[0]
+        # the layout node's, or the node's own (6.1's MTD u-boot-env driver)
+        out = shell.run(f"cd /sys/bus/nvmem/devices/{dev}/of_node && "
+                        f"od -An -tx1 nvmem-layout/{prop} 2>/dev/null || od -An -tx1 {prop} 2>/dev/null")[0]
         if out:
             opts += [f"--{prop}", str(int("".join(out).replace(" ", ""), 16))]
     return opts
