@@ -8,6 +8,10 @@ from labgrid.driver import ShellDriver
 
 import lab
 
+# $LG_RMEM (the RAM EEPROMs of $LG_OUT/board.dtb) before labgrid's plugin
+# loads the environment
+lab.qemu_helper.export_rmem_env()
+
 
 def pytest_addoption(parser):
     parser.addoption("--nvlab-kernel", default=os.environ.get("NVLAB_KERNEL", "ours"),

@@ -17,6 +17,8 @@ from pathlib import Path
 from labgrid import Environment
 
 TOP = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TOP / "scripts"))
+import qemu as qemu_helper  # noqa: E402  (scripts/qemu.py)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ def _opts(s):
 
 
 def qemu_driver_config(env_path):
+    qemu_helper.export_rmem_env()
     data = Environment(str(env_path)).config.data
     drivers = data["targets"]["main"]["drivers"]
     if isinstance(drivers, list):
@@ -56,7 +59,9 @@ def attachments(env_path):
     """The images a QEMU board environment attaches, from its extra_args.
     For flash, `where` is the guest sysfs device of the chip, from the
     target option mtd_devices (QEMU's if=mtd index -> controller is board
-    specific)."""
+    specific). The rmem images are those $LG_RMEM loads (the labels of
+    the board's device tree, scripts/qemu.py)."""
+    qemu_helper.export_rmem_env()
     config = Environment(str(env_path)).config
     mtd_devices = config.get_target_option("main", "mtd_devices", []) or []
     cfg = qemu_driver_config(env_path)
@@ -353,6 +358,7 @@ class ExtraBoots:
 # is a different identity, hence a new boot.
 
 def _load_env(env_path, out=None):
+    qemu_helper.export_rmem_env()
     saved = os.environ.get("LG_OUT")
     if out:
         os.environ["LG_OUT"] = str(out)
@@ -556,10 +562,10 @@ def board_conf_path(board):
 def board_conf(board, kernel):
     """The variables of a board.conf as the scripts see them (sourced by
     bash with BOARD and KERNEL set, like scripts/lib.sh load_board):
-    IMAGES and every LAYOUTS*/MAC_CELLS* variable."""
+    OVERLAYS and every LAYOUTS*/MAC_CELLS* variable."""
     path = board_conf_path(board)
     script = ('. "$1" || exit 1; '
-              'for v in IMAGES $(compgen -v | grep -E "^(LAYOUTS|MAC_CELLS)(_|$)"); do '
+              'for v in OVERLAYS $(compgen -v | grep -E "^(LAYOUTS|MAC_CELLS)(_|$)"); do '
               'printf "%s=%s\\0" "$v" "${!v}"; done')
     r = subprocess.run(["bash", "--noprofile", "--norc", "-c", script, "board.conf", str(path)],
                        capture_output=True, text=True,
@@ -570,16 +576,68 @@ def board_conf(board, kernel):
     return dict(item.split("=", 1) for item in r.stdout.split("\0") if item)
 
 
-def board_promises(board, kernel):
+def board_overlays(board, kernel):
+    """The overlay sources scripts/build-dtb.sh applies for the board on
+    `kernel`: dts/<name>-<kernel>.dtso where it exists, else dts/<name>.dtso."""
+    found = []
+    for name in board_conf(board, kernel).get("OVERLAYS", "").split():
+        for f in (TOP / "dts" / f"{name}-{kernel}.dtso", TOP / "dts" / f"{name}.dtso"):
+            if f.exists():
+                found.append(f)
+                break
+        else:
+            raise ValueError(f"{board_conf_path(board)}: OVERLAYS: no dts/{name}.dtso")
+    return found
+
+
+def rmem_regions(board, kernel):
+    """(image, address, size) of the RAM-backed EEPROMs the board's
+    overlays declare on `kernel` (compiled with dtc, read as
+    scripts/qemu.py reads the board's dtb)"""
+    found = []
+    with tempfile.TemporaryDirectory(prefix="nvlab-dtbo-") as tmp:
+        for src in board_overlays(board, kernel):
+            out = Path(tmp) / (src.stem + ".dtbo")
+            r = subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
+                               capture_output=True, text=True)
+            if r.returncode:
+                raise ValueError(f"dtc {src}: {r.stderr.strip()}")
+            found += qemu_helper.rmem_regions(out)
+    return found
+
+
+def board_images(board, kernel):
+    """The images the board attaches on `kernel`: the labels of its
+    nvmem-rmem nodes, and the files its environment attaches otherwise
+    (I2C EEPROMs, flash)."""
+    images = {label for label, _, _ in rmem_regions(board, kernel)}
+    env = TOP / "tests" / "env" / f"{board_conf_path(board).parent.name}.yaml"
+    if env.exists():
+        keep = {k: os.environ.get(k) for k in ("LG_RMEM", "LG_OUT", "LG_IMAGES")}
+        os.environ.update(LG_RMEM="", LG_OUT=keep["LG_OUT"] or "", LG_IMAGES=keep["LG_IMAGES"] or "")
+        try:
+            images |= {a.file.stem for a in attachments(env) if a.kind != "rmem"}
+        finally:
+            for k, v in keep.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return images
+
+
+def board_promises(board, kernel, images=None):
     """What the board promises on `kernel` (ours|ref): the entries of
     LAYOUTS and MAC_CELLS (every kernel) plus those of LAYOUTS_<KERNEL> and
-    MAC_CELLS_<KERNEL> (that kernel only). A malformed entry raises
+    MAC_CELLS_<KERNEL> (that kernel only), each about an image the board
+    attaches (board_images(), or `images`). A malformed entry raises
     ValueError naming the file, the variable and the entry."""
     if kernel not in KERNELS:
         raise ValueError(f"unknown kernel '{kernel}' (one of {', '.join(KERNELS)})")
     path = board_conf_path(board)
     conf = board_conf(board, kernel)
-    images = set(conf.get("IMAGES", "").split())
+    if images is None:
+        images = board_images(board, kernel)
 
     def bad(var, entry, why):
         return ValueError(f"{path}: {var}: '{entry}' {why}")
@@ -603,7 +661,8 @@ def board_promises(board, kernel):
             raise bad(var, entry, f"is not {_LAYOUT_FORM}")
         p = LayoutPromise(m.group(1), m.group(2) or "", m.group(3))
         if p.image not in images:
-            raise bad(var, entry, f"names image '{p.image}', which is not in IMAGES")
+            raise bad(var, entry, f"names image '{p.image}', which the board does not attach "
+                                  f"on kernel '{kernel}'")
         if any(q.target == p.target for q in layouts):
             raise bad(var, entry, f"promises a second layout on {p.target} for kernel '{kernel}'")
         layouts.append(p)

@@ -1,5 +1,6 @@
 """Host-side checks of the test helpers themselves (no board needed)."""
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -9,27 +10,85 @@ import lab
 ENV = Path(lab.TOP) / "tests" / "env"
 
 
-def test_riscv_attachments(monkeypatch):
+RISCV_RMEM = {0x9f000000: "board-info", 0x9f001000: "calib-blob", 0x9f002000: "uboot-env-small",
+              0x9f004000: "onie-switch", 0x9f005000: "sl28-vpd", 0x9f006000: "onie-bad-crc",
+              0x9f007000: "sl28-bad-magic", 0x9f008000: "onie-2k", 0x9f009000: "mac-base",
+              0x9f00a000: "uboot-env-redund-count", 0x9f00c000: "uboot-env-redund-bool",
+              0x9f00e000: "uboot-env-both-bad", 0x9f010000: "uboot-env-64k",
+              0x9f020000: "uboot-env-bad-crc", 0x9f021000: "uboot-env-bad-ethaddr",
+              0x9f022000: "uboot-env-redund-first", 0x9f024000: "uboot-env-redund-equal",
+              0x9f026000: "uboot-env-redund-second-bad", 0x9f028000: "uboot-env-redund-erased"}
+
+
+def _fake_images(tmp_path, names, size=1):
+    for n in names:
+        (tmp_path / f"{n}.bin").write_bytes(b"\xff" * size)
+    return tmp_path
+
+
+def test_riscv_rmem_from_overlay():
+    """The riscv64-virt overlay is the one place of its RAM EEPROMs: each
+    labelled nvmem-rmem node, at its address, on both kernels, each label
+    an image description of eeprom-images/."""
+    for kernel in lab.KERNELS:
+        regions = lab.rmem_regions("riscv64-virt", kernel)
+        assert {addr: label for label, addr, _ in regions}.items() >= RISCV_RMEM.items(), kernel
+        for label, _, _ in regions:
+            assert (Path(lab.TOP) / "eeprom-images" / f"{label}.toml").is_file(), label
+
+
+def test_riscv_attachments(monkeypatch, tmp_path):
+    """The environment attaches what $LG_RMEM loads, derived from the
+    board's device tree (scripts/qemu.py)."""
+    regions = lab.rmem_regions("riscv64-virt", "ours")
+    images = _fake_images(tmp_path, [label for label, _, _ in regions])
+    dtbos = []
+    for src in lab.board_overlays("riscv64-virt", "ours"):
+        out = tmp_path / (src.stem + ".dtbo")
+        subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)], check=True)
+        dtbos.append(str(out))
+    monkeypatch.setenv("LG_RMEM", lab.qemu_helper.rmem_args(dtbos, str(images)))
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     found = lab.attachments(ENV / "riscv64-virt.yaml")
-    assert [a.kind for a in found] == ["rmem"] * 19
-    assert {a.where for a in found} == {"9f000000", "9f001000", "9f002000", "9f004000", "9f005000",
-                                        "9f006000", "9f007000", "9f008000", "9f009000", "9f00a000",
-                                        "9f00c000", "9f00e000", "9f010000", "9f020000", "9f021000",
-                                        "9f022000", "9f024000", "9f026000", "9f028000"}
-    assert all(str(a.file).startswith("/img/") for a in found)
+    assert {int(a.where, 16): a.file.stem for a in found}.items() >= RISCV_RMEM.items()
+    assert {a.kind for a in found} == {"rmem"}
+    assert all(a.file.parent == images for a in found)
 
 
-def test_rmem_addresses_match_overlay(monkeypatch):
-    """The loader addresses in the environment and the reg of the overlay's
-    nvmem-rmem nodes must agree, or the kernel reads the wrong RAM."""
-    monkeypatch.setenv("LG_IMAGES", "/img")
-    monkeypatch.setenv("LG_OUT", "/out")
-    overlay = (Path(lab.TOP) / "dts" / "riscv64-virt-rmem.dtso").read_text()
-    for a in lab.attachments(ENV / "riscv64-virt.yaml"):
-        assert f"eeprom@{a.where}" in overlay
-        assert f"0x{a.where}" in overlay
+@pytest.mark.parametrize("problem, size, error", [
+    ("missing", None, r"rmem at 0x9f000000 \(board-info\): No such file or directory: .*board-info.bin"),
+    ("too big", 0x1001, r"rmem at 0x9f000000: .*board-info.bin is 0x1001 bytes, the region only 0x1000"),
+])
+def test_rmem_image_problems(tmp_path, problem, size, error):
+    """An image that is missing or does not fit its region stops the boot
+    with the region and the file named (the loader would spill into the
+    next region)."""
+    regions = lab.rmem_regions("riscv64-virt", "ours")
+    images = _fake_images(tmp_path, [label for label, _, _ in regions if label != "board-info"])
+    if size:
+        (images / "board-info.bin").write_bytes(bytes(size))
+    src = Path(lab.TOP) / "dts" / "riscv64-virt-rmem.dtso"
+    dtbo = tmp_path / "rmem.dtbo"
+    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(dtbo), str(src)], check=True)
+    with pytest.raises(lab.qemu_helper.RmemError, match=error):
+        lab.qemu_helper.rmem_args([str(dtbo)], str(images))
+
+
+def test_rmem_overlap_rejected(tmp_path):
+    dts = tmp_path / "t.dts"
+    dts.write_text("""/dts-v1/;
+/ { reserved-memory { #address-cells = <1>; #size-cells = <1>; ranges;
+    a@1000 { compatible = "nvmem-rmem"; label = "a"; reg = <0x1000 0x1000>; };
+    b@1800 { compatible = "nvmem-rmem"; label = "b"; reg = <0x1800 0x1000>; };
+    c@4000 { compatible = "nvmem-rmem"; reg = <0x4000 0x1000>; }; }; };
+""")
+    dtb = tmp_path / "t.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(dts)], check=True)
+    assert lab.qemu_helper.rmem_regions(str(dtb)) == [("a", 0x1000, 0x1000), ("b", 0x1800, 0x1000)]
+    _fake_images(tmp_path, ["a", "b"])
+    with pytest.raises(lab.qemu_helper.RmemError, match="rmem regions of b and a overlap at 0x1800"):
+        lab.qemu_helper.rmem_args([str(dtb)], str(tmp_path))
 
 
 def test_arm_attachments(monkeypatch):
@@ -89,8 +148,8 @@ def test_promised_images_are_attached(monkeypatch):
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
     for board in ("riscv64-virt", "ast2600-evb"):
-        attached = {a.file.stem for a in lab.attachments(ENV / f"{board}.yaml")}
         for kernel in lab.KERNELS:
+            attached = lab.board_images(board, kernel)
             promises = lab.board_promises(board, kernel)
             assert {p.image for p in promises.layouts + promises.macs} <= attached, (board, kernel)
 
@@ -98,14 +157,17 @@ def test_promised_images_are_attached(monkeypatch):
 def _conf(tmp_path, text):
     d = tmp_path / "qemu-boards" / "fake-board"
     d.mkdir(parents=True)
-    (d / "board.conf").write_text('IMAGES="onie-switch bmc-flash"\n' + text)
+    (d / "board.conf").write_text(text)
     return d / "board.conf"
+
+
+FAKE_IMAGES = {"onie-switch", "bmc-flash"}
 
 
 @pytest.mark.parametrize("text, error", [
     ('LAYOUTS="onie-switch"\n', r"LAYOUTS: 'onie-switch' is not <image>\[/<mtd partition>\]:<layout compatible>"),
     ('LAYOUTS="onie-switch:onie,tlv-layout:extra"\n', "LAYOUTS: 'onie-switch:onie,tlv-layout:extra' is not"),
-    ('LAYOUTS="nowhere:fixed-layout"\n', "names image 'nowhere', which is not in IMAGES"),
+    ('LAYOUTS="nowhere:fixed-layout"\n', "names image 'nowhere', which the board does not attach on kernel 'ours'"),
     ('LAYOUTS="onie-switch:fixed-layout"\nLAYOUTS_OURS="onie-switch:onie,tlv-layout"\n',
      "promises a second layout on onie-switch"),
     ('LAYOUTS_TYPO="onie-switch:fixed-layout"\n', "LAYOUTS_TYPO: unknown kernel suffix 'TYPO'"),
@@ -123,19 +185,19 @@ def test_malformed_promise_is_rejected(tmp_path, text, error):
     the entry, not a promise quietly dropped."""
     conf = _conf(tmp_path, text)
     with pytest.raises(ValueError, match=error) as e:
-        lab.board_promises(conf, "ours")
+        lab.board_promises(conf, "ours", FAKE_IMAGES)
     assert str(conf) in str(e.value)
 
 
 def test_well_formed_fake_promises(tmp_path):
     conf = _conf(tmp_path, 'LAYOUTS="onie-switch:onie,tlv-layout\n\tbmc-flash/u-boot-env:fixed-layout"\n'
                            'MAC_CELLS_OURS="/ahb/ftgmac@1e660000:onie-switch:mac-address:0 eth1:onie-switch:mac-address:1"\n')
-    ours = lab.board_promises(conf, "ours")
+    ours = lab.board_promises(conf, "ours", FAKE_IMAGES)
     assert [p.id for p in ours.layouts] == ["onie-switch:onie,tlv-layout", "bmc-flash/u-boot-env:fixed-layout"]
     assert [(p.consumer, p.index) for p in ours.macs] == [("/ahb/ftgmac@1e660000", 0), ("eth1", 1)]
-    assert lab.board_promises(conf, "ref").macs == ()
+    assert lab.board_promises(conf, "ref", FAKE_IMAGES).macs == ()
     with pytest.raises(ValueError, match="unknown kernel 'mine'"):
-        lab.board_promises(conf, "mine")
+        lab.board_promises(conf, "mine", FAKE_IMAGES)
 
 
 def test_fragment_selftests():
