@@ -132,7 +132,10 @@ def test_promises_of_both_boards():
         "uboot-env-bad-ethaddr:u-boot,env", "uboot-env-redund-first:u-boot,env-redundant-count",
         "uboot-env-redund-equal:u-boot,env-redundant-count",
         "uboot-env-redund-second-bad:u-boot,env-redundant-bool",
-        "uboot-env-redund-erased:u-boot,env-redundant-bool"}
+        "uboot-env-redund-erased:u-boot,env-redundant-bool", "uboot-env-truncated:u-boot,env",
+        "uboot-env-unterminated:u-boot,env", "uboot-env-no-equals:u-boot,env", "uboot-env-empty-name:u-boot,env",
+        "uboot-env-ethaddr-short:u-boot,env", "uboot-env-short-device:u-boot,env",
+        "uboot-env-redund-short-device:u-boot,env-redundant-count"}
     assert ours.macs == ref.macs == ()
     arm = lab.board_promises("ast2600-evb", "ours")
     assert lab.LayoutPromise("bmc-flash", "u-boot-env", "u-boot,env") in arm.layouts

@@ -31,6 +31,11 @@ pub struct EnvCopy {
     pub vars: Vec<(String, String)>,
     /// store a CRC that does not match (a damaged copy)
     pub bad_crc: bool,
+    /// lines given to mkenvimage after the variables, as they are (a line
+    /// without '=', an empty name)
+    pub lines: Vec<String>,
+    /// the NULs after the last variable removed (it runs to the end)
+    pub unterminated: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -58,6 +63,9 @@ pub enum Spec {
         pad: u8,
         redundant: bool,
         copies: Vec<EnvCopy>,
+        /// only the first bytes of the image are kept (a device smaller
+        /// than its environment)
+        truncate: Option<usize>,
     },
     Blob {
         size: usize,
@@ -403,6 +411,34 @@ fn env_vars(t: &Table, key: &str) -> R<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// `lines`: an array of strings, each one line of mkenvimage's input
+fn env_lines(t: &Table, key: &str) -> R<Vec<String>> {
+    let Some(v) = t.get(key) else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = v else {
+        return Err(DescError::field(
+            key,
+            format!("expected an array of strings, found {}", v.type_str()),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(l) if !l.contains(['\n', '\0']) => Ok(l.clone()),
+            Value::String(_) => Err(DescError::field(
+                format!("{key}[{i}]"),
+                "a line holds no newline or NUL",
+            )),
+            other => Err(DescError::field(
+                format!("{key}[{i}]"),
+                format!("expected a string, found {}", other.type_str()),
+            )),
+        })
+        .collect()
+}
+
 fn parse_env(t: &Table) -> R<Spec> {
     only_keys(
         t,
@@ -414,6 +450,9 @@ fn parse_env(t: &Table) -> R<Spec> {
             "vars",
             "copy",
             "bad-crc",
+            "lines",
+            "unterminated",
+            "truncate",
         ],
         "",
     )?;
@@ -435,6 +474,8 @@ fn parse_env(t: &Table) -> R<Spec> {
             flag: 1,
             vars: env_vars(t, "vars")?,
             bad_crc: bool_field(t, "bad-crc")?,
+            lines: env_lines(t, "lines")?,
+            unterminated: bool_field(t, "unterminated")?,
         });
     } else {
         if !redundant {
@@ -446,11 +487,13 @@ fn parse_env(t: &Table) -> R<Spec> {
                 "give the variables in each [[copy]] instead",
             ));
         }
-        if t.contains_key("bad-crc") {
-            return Err(DescError::field(
-                "bad-crc",
-                "say which copy is damaged: bad-crc in its [[copy]]",
-            ));
+        for key in ["bad-crc", "lines", "unterminated"] {
+            if t.contains_key(key) {
+                return Err(DescError::field(
+                    key,
+                    format!("say which copy is damaged: {key} in its [[copy]]"),
+                ));
+            }
         }
         if copy_tables.len() != 2 {
             return Err(DescError::field(
@@ -463,20 +506,30 @@ fn parse_env(t: &Table) -> R<Spec> {
         }
         for (i, c) in copy_tables.into_iter().enumerate() {
             let ctx = format!("copy[{i}].");
-            only_keys(c, &["flag", "vars", "bad-crc"], &ctx)?;
+            only_keys(
+                c,
+                &["flag", "vars", "bad-crc", "lines", "unterminated"],
+                &ctx,
+            )?;
             let flag = byte_field(c, "flag", 1).map_err(within(&ctx))?;
             let vars = env_vars(c, "vars").map_err(within(&ctx))?;
             let bad_crc = bool_field(c, "bad-crc").map_err(within(&ctx))?;
+            let lines = env_lines(c, "lines").map_err(within(&ctx))?;
+            let unterminated = bool_field(c, "unterminated").map_err(within(&ctx))?;
             copies.push(EnvCopy {
                 flag,
                 vars,
                 bad_crc,
+                lines,
+                unterminated,
             });
         }
     }
     let hdr = if redundant { 5 } else { 4 };
     for (i, c) in copies.iter().enumerate() {
-        let need = uboot::data_bytes(&c.vars).len() + hdr;
+        let need = uboot::data_bytes(&c.vars).len()
+            + c.lines.iter().map(|l| l.len() + 1).sum::<usize>()
+            + hdr;
         if need > size {
             let field = if copies.len() > 1 {
                 format!("copy[{i}].vars")
@@ -489,11 +542,22 @@ fn parse_env(t: &Table) -> R<Spec> {
             ));
         }
     }
+    let truncate = usize_field(t, "truncate", MAX_IMAGE)?;
+    let whole = size * copies.len();
+    if let Some(n) = truncate {
+        if n >= whole {
+            return Err(DescError::field(
+                "truncate",
+                format!("{n:#x} keeps the whole image of {whole:#x} bytes"),
+            ));
+        }
+    }
     Ok(Spec::UbootEnv {
         size,
         pad: byte_field(t, "pad", 0xff)?,
         redundant,
         copies,
+        truncate,
     })
 }
 
@@ -678,17 +742,26 @@ impl Description {
                 pad,
                 redundant,
                 copies,
+                truncate,
             } => {
                 let mut out = Vec::new();
+                let kind = if *redundant {
+                    uboot::Kind::Redundant
+                } else {
+                    uboot::Kind::Single
+                };
                 for c in copies {
                     let mut img =
-                        uboot::mkenvimage(&c.vars, *size, *redundant, *pad).map_err(|msg| {
-                            Error::Tool {
+                        uboot::mkenvimage_lines(&c.vars, &c.lines, *size, *redundant, *pad)
+                            .map_err(|msg| Error::Tool {
                                 path: self.path.display().to_string(),
                                 tool: "mkenvimage".into(),
                                 msg,
-                            }
-                        })?;
+                            })?;
+                    if c.unterminated {
+                        uboot::unterminate(&mut img, kind, *pad)
+                            .map_err(|e| self.err(DescError::field("unterminated", e)))?;
+                    }
                     if *redundant {
                         // the flag byte is outside the CRC
                         img[4] = c.flag;
@@ -697,6 +770,9 @@ impl Description {
                         img[0] ^= 0xff;
                     }
                     out.extend_from_slice(&img);
+                }
+                if let Some(n) = truncate {
+                    out.truncate(*n);
                 }
                 Ok(out)
             }

@@ -67,6 +67,28 @@ pub fn data_bytes(vars: &[(String, String)]) -> Vec<u8> {
     d
 }
 
+/// Damages an environment of `kind` in `img` (a copy as mkenvimage wrote
+/// it) so that its last variable runs to the end: the NULs that end it and
+/// the list become `pad`, the CRC is computed again. An environment
+/// without variables has nothing to damage.
+pub fn unterminate(img: &mut [u8], kind: Kind, pad: u8) -> Result<(), String> {
+    if pad == 0 {
+        return Err("with pad 0x00 the variables stay terminated".into());
+    }
+    let hdr = kind.data_offset();
+    let data = &img[hdr..];
+    let end = data
+        .windows(2)
+        .position(|w| w == [0, 0])
+        .filter(|&p| p > 0)
+        .ok_or("no variable whose end could be removed")?;
+    img[hdr + end] = pad;
+    img[hdr + end + 1] = pad;
+    let crc = CRC32.checksum(&img[hdr..]);
+    img[..4].copy_from_slice(&crc.to_le_bytes());
+    Ok(())
+}
+
 /// Our own encoder (the images we ship are made by mkenvimage; this one
 /// cross-checks it and is the benchmark's subject).
 pub fn encode(
@@ -102,9 +124,21 @@ pub fn mkenvimage(
     redundant: bool,
     pad: u8,
 ) -> Result<Vec<u8>, String> {
+    mkenvimage_lines(vars, &[], size, redundant, pad)
+}
+
+/// Runs `mkenvimage` on these variables followed by `lines` as they are
+/// (which need not be `name=value`: mkenvimage copies any line).
+pub fn mkenvimage_lines(
+    vars: &[(String, String)],
+    lines: &[String],
+    size: usize,
+    redundant: bool,
+    pad: u8,
+) -> Result<Vec<u8>, String> {
     let dir = std::env::temp_dir().join(format!("nvmem-image-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("temporary directory: {e}"))?;
-    let result = run_mkenvimage(&dir, vars, size, redundant, pad);
+    let result = run_mkenvimage(&dir, vars, lines, size, redundant, pad);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
@@ -118,6 +152,7 @@ fn unique() -> u64 {
 fn run_mkenvimage(
     dir: &Path,
     vars: &[(String, String)],
+    lines: &[String],
     size: usize,
     redundant: bool,
     pad: u8,
@@ -129,6 +164,10 @@ fn run_mkenvimage(
         text.push_str(k);
         text.push('=');
         text.push_str(v);
+        text.push('\n');
+    }
+    for l in lines {
+        text.push_str(l);
         text.push('\n');
     }
     std::fs::write(&txt, text).map_err(|e| format!("{}: {e}", txt.display()))?;
@@ -218,7 +257,7 @@ fn parse_data(img: &[u8], start: usize, end: usize) -> (Vec<Var>, Option<String>
             return (
                 vars,
                 Some(format!(
-                    "no terminating empty entry before the end of the environment at {end:#x}"
+                    "no empty string ends the variables before the end of the environment at {end:#x}"
                 )),
             );
         }

@@ -284,3 +284,41 @@ fn cells_of_bad_images_and_missing_files() {
     assert!(fails(&["cells", p, "--layout", "fixed-layout"]).contains("description"));
     assert!(fails(&["inspect", "/nonexistent/x.bin"]).contains("/nonexistent/x.bin"));
 }
+
+#[test]
+fn malformed_environment_fields_checked() {
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nlines = \"novalue\"\n",
+        &["lines", "array of strings"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nlines = [\"a\\nb\"]\n",
+        &["lines[0]", "newline"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nlines = [1]\n",
+        &["lines[0]", "string"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\ntruncate = 64\n[vars]\na = \"1\"\n",
+        &["truncate", "whole image"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\npad = 0\nunterminated = true\n[vars]\na = \"1\"\n",
+        &["unterminated", "pad 0x00"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nunterminated = true\n",
+        &["unterminated", "no variable"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 64\nredundant = true\nlines = [\"x\"]\n\
+         [[copy]]\nflag = 1\n[copy.vars]\na = \"1\"\n\
+         [[copy]]\nflag = 0\n[copy.vars]\na = \"2\"\n",
+        &["lines", "[[copy]]"],
+    );
+    bad_desc(
+        "format = \"uboot-env\"\nsize = 16\nlines = [\"a-very-long-line-indeed\"]\n",
+        &["vars", "over the size"],
+    );
+}

@@ -358,3 +358,79 @@ proptest! {
         }
     }
 }
+
+/// The malformed environments of eeprom-images/: each description builds
+/// what it says is wrong, and the layout's prediction names that problem.
+#[test]
+fn malformed_environment_descriptions() {
+    let single = cells::Layout::UbootEnv(uboot::Kind::Single, false);
+    let count = cells::Layout::UbootEnv(uboot::Kind::Redundant, true);
+    let plain = uboot::Geometry {
+        env_size: None,
+        redundant_offset: None,
+    };
+    let cases: [(&str, cells::Layout, uboot::Geometry, usize, &str); 6] = [
+        (
+            "uboot-env-truncated",
+            single,
+            plain,
+            3,
+            "an environment of 3 bytes holds no variables",
+        ),
+        (
+            "uboot-env-unterminated",
+            single,
+            plain,
+            0x1000,
+            "runs to the end of the environment without a NUL",
+        ),
+        ("uboot-env-no-equals", single, plain, 0x1000, "has no '='"),
+        (
+            "uboot-env-empty-name",
+            single,
+            plain,
+            0x1000,
+            "has an empty name",
+        ),
+        (
+            "uboot-env-short-device",
+            single,
+            uboot::Geometry {
+                env_size: Some(0x2000),
+                redundant_offset: None,
+            },
+            0x1000,
+            "device of 0x1000 bytes smaller than its environment (0x2000 bytes)",
+        ),
+        (
+            "uboot-env-redund-short-device",
+            count,
+            uboot::Geometry {
+                env_size: None,
+                redundant_offset: Some(0x1000),
+            },
+            0x1800,
+            "smaller than its environment (0x1000 bytes twice)",
+        ),
+    ];
+    for (name, layout, geo, len, problem) in cases {
+        let img = repo_desc(name).build().unwrap();
+        assert_eq!(img.len(), len, "{name}");
+        let err = cells::predict(layout, &img, &[], None, geo).unwrap_err();
+        assert!(err.to_string().contains(problem), "{name}: {err}");
+    }
+    // unterminated: only the two NULs after the last variable changed, and
+    // the CRC still matches (the problem is the strings, not the CRC)
+    let img = repo_desc("uboot-env-unterminated").build().unwrap();
+    let copy = uboot::decode_copy(&img, 0, img.len(), uboot::Kind::Single).unwrap();
+    assert!(copy.crc_valid);
+    assert!(!img[4..].windows(2).any(|w| w == [0, 0]));
+    // a short ethaddr: every other variable is a cell, ethaddr is not
+    let img = repo_desc("uboot-env-ethaddr-short").build().unwrap();
+    let c = cells::predict(single, &img, &[], None, plain).unwrap();
+    let names: Vec<_> = c
+        .iter()
+        .map(|c| c.sysfs.split('@').next().unwrap())
+        .collect();
+    assert_eq!(names, ["bootdelay", "serial"]);
+}
