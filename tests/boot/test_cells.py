@@ -244,8 +244,11 @@ def expect_rejected(shell, p, data, dev, got, error, kernel="ours"):
     # an error line about this device (or its provider: 6.12 reports from a
     # layout device named after the provider) in the kernel log
     parent = shell.run_check(f"basename $(dirname $(readlink -f /sys/bus/nvmem/devices/{dev}))")[0]
+    # 6.12's layout device is "<bus device>:<node name>:nvmem-layout"
+    node = shell.run(f"basename $(cd /sys/bus/nvmem/devices/{dev}/of_node && pwd -P)")[0]
+    layout_dev = rf"|:{re.escape(node[0])}:nvmem-layout:" if node else ""
     lines = [line for line in lab.dmesg(shell)
-             if re.search(rf"(^|[ :]){re.escape(dev)}:|(^|[ :]){re.escape(parent)}[: ]", line)]
+             if re.search(rf"(^|[ :]){re.escape(dev)}:|(^|[ :]){re.escape(parent)}[: ]{layout_dev}", line)]
     if kernel == "ours" and p.compatible.startswith("u-boot,env"):
         named = [phrase for phrase in ENV_PROBLEMS if phrase in error]
         assert named, f"{p.id}: the oracle's error names no known problem: {error}"
