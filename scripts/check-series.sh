@@ -9,7 +9,11 @@
 #   - with --build: every patch, applied in order, builds the riscv64-virt
 #     kernel (LLVM, Rust on once a patch allows it) and the ast2600-evb
 #     kernel (arm, GCC, Rust off), with their modules (bisectability), in a
-#     separate worktree and build directories.
+#     separate worktree and build directories. A step that built is not
+#     built again while its tree, the board's config fragments, the
+#     compiler and this script stay the same (the verdict is kept under the
+#     hash of all of them, series_build_key): an interrupted run goes on
+#     where it stopped (a full run takes hours on 2 cores).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$TOP/scripts/prepare-tree.sh" ours
@@ -71,6 +75,20 @@ stage series "$n patch(es): checkpatch --strict clean, new files maintained, sig
 # Bisectability: build each step in a worktree of the prepared tree, for
 # riscv64-virt (LLVM, Rust on from the patch that allows it) and for
 # ast2600-evb (arm, GCC, Rust off).
+built=$BUILD/series-build-passed
+mkdir -p "$built"
+# series_build_key COMMIT: what a build step of the loaded board depends on
+series_build_key() {
+	{
+		echo "$BOARD $KMAKE_TC"
+		git -C "$src" rev-parse "$1^{tree}"
+		cat "${frags[@]}" "$TOP/scripts/check-series.sh"
+		case $KMAKE_TC in
+		llvm) clang --version | head -n1 ;;
+		gcc:*) "${KMAKE_TC#gcc:}gcc" --version | head -n1 ;;
+		esac
+	} | sha256sum | cut -d' ' -f1
+}
 wt=$BUILD/src/linux-6.1-bisect
 log=$BUILD/logs/series-build.log
 : >"$log"
@@ -87,6 +105,11 @@ for board in riscv64-virt ast2600-evb; do
 	i=0
 	for c in $(git -C "$src" rev-list --reverse nvlab-base..HEAD); do
 		i=$((i + 1))
+		key=$(series_build_key "$c")
+		if [ -e "$built/$key" ]; then
+			stage series "$board build $i/$n: built before ($(git -C "$src" log -1 --format=%s "$c"))"
+			continue
+		fi
 		git -C "$wt" checkout -q "$c"
 		t0=$(date +%s)
 		stage series "$board build $i/$n: $(git -C "$wt" log -1 --format=%s) (log: $log)"
@@ -101,6 +124,7 @@ for board in riscv64-virt ast2600-evb; do
 		grep -q '^CONFIG_MODULES=y' "$KOUT/.config" && mods=(modules)
 		run_logged "series build $i" "$log" kmake "${targets[@]}" "${mods[@]}"
 		run_logged "series build $i" "$log" kmake -s headers_install INSTALL_HDR_PATH="$KOUT/hdr"
+		touch "$built/$key"
 		stage series "$board build $i/$n: ok in $(elapsed "$t0")"
 	done
 done
