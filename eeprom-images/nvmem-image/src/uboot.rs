@@ -232,19 +232,21 @@ impl Image {
             return Ok(());
         }
         let c = &self.copies[0];
-        if !c.crc_valid {
-            Err(DecodeError::at(
-                c.offset,
-                format!(
-                    "CRC-32 mismatch: expected {:#010x}, found {:#010x}",
-                    c.crc_expected, c.crc_found
-                ),
+        Err(DecodeError::at(c.offset, c.problem().unwrap_or_default()))
+    }
+}
+
+impl Copy {
+    /// What makes this copy unusable (a CRC that does not match, then a
+    /// problem in its strings), or None for an intact copy.
+    pub fn problem(&self) -> Option<String> {
+        if !self.crc_valid {
+            Some(format!(
+                "CRC-32 mismatch: expected {:#010x}, found {:#010x}",
+                self.crc_expected, self.crc_found
             ))
         } else {
-            Err(DecodeError::at(
-                c.offset,
-                c.data_error.clone().unwrap_or_default(),
-            ))
+            self.data_error.clone()
         }
     }
 }
@@ -423,24 +425,14 @@ pub fn layout_copy(
 }
 
 fn copy_problem(c: &Copy) -> DecodeError {
-    if !c.crc_valid {
-        DecodeError::at(
+    DecodeError::at(
+        c.offset,
+        format!(
+            "copy at {:#x}: {}",
             c.offset,
-            format!(
-                "copy at {:#x}: CRC-32 mismatch: expected {:#010x}, found {:#010x}",
-                c.offset, c.crc_expected, c.crc_found
-            ),
-        )
-    } else {
-        DecodeError::at(
-            c.offset,
-            format!(
-                "copy at {:#x}: {}",
-                c.offset,
-                c.data_error.clone().unwrap_or_default()
-            ),
-        )
-    }
+            c.problem().unwrap_or_default()
+        ),
+    )
 }
 
 /// Decodes an environment image: one copy (single or redundant format) or
