@@ -13,6 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from labgrid import Environment
 
@@ -590,20 +591,26 @@ def board_overlays(board, kernel):
     return found
 
 
+def compile_overlays(board, kernel, outdir):
+    """the board's overlays for `kernel` compiled with dtc into `outdir`
+    (as scripts/build-dtb.sh does): the .dtbo paths, in order"""
+    dtbos = []
+    for src in board_overlays(board, kernel):
+        out = Path(outdir) / (src.stem + ".dtbo")
+        r = subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise ValueError(f"dtc {src}: {r.stderr.strip()}")
+        dtbos.append(out)
+    return dtbos
+
+
 def rmem_regions(board, kernel):
     """(image, address, size) of the RAM-backed EEPROMs the board's
-    overlays declare on `kernel` (compiled with dtc, read as
-    scripts/qemu.py reads the board's dtb)"""
-    found = []
+    overlays declare on `kernel` (read as scripts/qemu.py reads the
+    board's dtb)"""
     with tempfile.TemporaryDirectory(prefix="nvlab-dtbo-") as tmp:
-        for src in board_overlays(board, kernel):
-            out = Path(tmp) / (src.stem + ".dtbo")
-            r = subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
-                               capture_output=True, text=True)
-            if r.returncode:
-                raise ValueError(f"dtc {src}: {r.stderr.strip()}")
-            found += qemu_helper.rmem_regions(out)
-    return found
+        return [r for dtbo in compile_overlays(board, kernel, tmp) for r in qemu_helper.rmem_regions(dtbo)]
 
 
 def board_images(board, kernel):
@@ -613,16 +620,10 @@ def board_images(board, kernel):
     images = {label for label, _, _ in rmem_regions(board, kernel)}
     env = TOP / "tests" / "env" / f"{board_conf_path(board).parent.name}.yaml"
     if env.exists():
-        keep = {k: os.environ.get(k) for k in ("LG_RMEM", "LG_OUT", "LG_IMAGES")}
-        os.environ.update(LG_RMEM="", LG_OUT=keep["LG_OUT"] or "", LG_IMAGES=keep["LG_IMAGES"] or "")
-        try:
+        # the environment's templates need these, whatever their value
+        blank = {k: os.environ.get(k, "") for k in ("LG_OUT", "LG_IMAGES")}
+        with mock.patch.dict(os.environ, LG_RMEM="", **blank):
             images |= {a.file.stem for a in attachments(env) if a.kind != "rmem"}
-        finally:
-            for k, v in keep.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     return images
 
 

@@ -42,11 +42,7 @@ def test_riscv_attachments(monkeypatch, tmp_path):
     board's device tree (scripts/qemu.py)."""
     regions = lab.rmem_regions("riscv64-virt", "ours")
     images = _fake_images(tmp_path, [label for label, _, _ in regions])
-    dtbos = []
-    for src in lab.board_overlays("riscv64-virt", "ours"):
-        out = tmp_path / (src.stem + ".dtbo")
-        subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)], check=True)
-        dtbos.append(str(out))
+    dtbos = lab.compile_overlays("riscv64-virt", "ours", tmp_path)
     monkeypatch.setenv("LG_RMEM", lab.qemu_helper.rmem_args(dtbos, str(images)))
     monkeypatch.setenv("LG_IMAGES", "/img")
     monkeypatch.setenv("LG_OUT", "/out")
@@ -68,11 +64,9 @@ def test_rmem_image_problems(tmp_path, problem, size, error):
     images = _fake_images(tmp_path, [label for label, _, _ in regions if label != "board-info"])
     if size:
         (images / "board-info.bin").write_bytes(bytes(size))
-    src = Path(lab.TOP) / "dts" / "riscv64-virt-rmem.dtso"
-    dtbo = tmp_path / "rmem.dtbo"
-    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(dtbo), str(src)], check=True)
+    dtbos = lab.compile_overlays("riscv64-virt", "ours", tmp_path)
     with pytest.raises(lab.qemu_helper.RmemError, match=error):
-        lab.qemu_helper.rmem_args([str(dtbo)], str(images))
+        lab.qemu_helper.rmem_args(dtbos, str(images))
 
 
 def test_rmem_overlap_rejected(tmp_path):

@@ -37,6 +37,16 @@ fn fails(args: &[&str]) -> String {
     err
 }
 
+/// A redundant environment of two copies with `top` among its top-level
+/// fields (where a field about one copy does not belong).
+fn redundant_with(top: &str) -> String {
+    format!(
+        "format = \"uboot-env\"\nsize = 64\nredundant = true\n{top}\n\
+         [[copy]]\nflag = 1\n[copy.vars]\na = \"1\"\n\
+         [[copy]]\nflag = 0\n[copy.vars]\na = \"2\"\n"
+    )
+}
+
 fn bad_desc(text: &str, want: &[&str]) {
     let d = tmp("desc");
     let p = d.0.join("bad.toml");
@@ -154,12 +164,7 @@ fn other_description_errors() {
     );
     bad_desc("not toml [", &["bad.toml"]);
     // a damaged copy is named in its [[copy]]; mac-base needs a cell
-    bad_desc(
-        "format = \"uboot-env\"\nsize = 64\nredundant = true\nbad-crc = true\n\
-         [[copy]]\nflag = 1\n[copy.vars]\na = \"1\"\n\
-         [[copy]]\nflag = 0\n[copy.vars]\na = \"2\"\n",
-        &["bad-crc", "[[copy]]"],
-    );
+    bad_desc(&redundant_with("bad-crc = true"), &["bad-crc", "[[copy]]"]);
     bad_desc(
         "format = \"uboot-env\"\nsize = 64\nbad-crc = \"yes\"\n",
         &["bad-crc", "true or false"],
@@ -311,12 +316,7 @@ fn malformed_environment_fields_checked() {
         "format = \"uboot-env\"\nsize = 64\nunterminated = true\n",
         &["unterminated", "no variable"],
     );
-    bad_desc(
-        "format = \"uboot-env\"\nsize = 64\nredundant = true\nlines = [\"x\"]\n\
-         [[copy]]\nflag = 1\n[copy.vars]\na = \"1\"\n\
-         [[copy]]\nflag = 0\n[copy.vars]\na = \"2\"\n",
-        &["lines", "[[copy]]"],
-    );
+    bad_desc(&redundant_with("lines = [\"x\"]"), &["lines", "[[copy]]"]);
     bad_desc(
         "format = \"uboot-env\"\nsize = 16\nlines = [\"a-very-long-line-indeed\"]\n",
         &["vars", "over the size"],
