@@ -439,6 +439,21 @@ fn env_lines(t: &Table, key: &str) -> R<Vec<String>> {
         .collect()
 }
 
+/// The fields that damage one copy of an environment on purpose.
+const DAMAGE_KEYS: [&str; 3] = ["bad-crc", "lines", "unterminated"];
+
+/// One copy's variables and damage, from the table that holds them (the
+/// description itself for a single copy, or a `[[copy]]`).
+fn env_copy(t: &Table, flag: u8) -> R<EnvCopy> {
+    Ok(EnvCopy {
+        flag,
+        vars: env_vars(t, "vars")?,
+        bad_crc: bool_field(t, "bad-crc")?,
+        lines: env_lines(t, "lines")?,
+        unterminated: bool_field(t, "unterminated")?,
+    })
+}
+
 fn parse_env(t: &Table) -> R<Spec> {
     only_keys(
         t,
@@ -470,13 +485,7 @@ fn parse_env(t: &Table) -> R<Spec> {
     let mut copies = Vec::new();
     let copy_tables = tables(t, "copy")?;
     if copy_tables.is_empty() {
-        copies.push(EnvCopy {
-            flag: 1,
-            vars: env_vars(t, "vars")?,
-            bad_crc: bool_field(t, "bad-crc")?,
-            lines: env_lines(t, "lines")?,
-            unterminated: bool_field(t, "unterminated")?,
-        });
+        copies.push(env_copy(t, 1)?);
     } else {
         if !redundant {
             return Err(DescError::field("copy", "copies need `redundant = true`"));
@@ -487,7 +496,7 @@ fn parse_env(t: &Table) -> R<Spec> {
                 "give the variables in each [[copy]] instead",
             ));
         }
-        for key in ["bad-crc", "lines", "unterminated"] {
+        for key in DAMAGE_KEYS {
             if t.contains_key(key) {
                 return Err(DescError::field(
                     key,
@@ -506,23 +515,10 @@ fn parse_env(t: &Table) -> R<Spec> {
         }
         for (i, c) in copy_tables.into_iter().enumerate() {
             let ctx = format!("copy[{i}].");
-            only_keys(
-                c,
-                &["flag", "vars", "bad-crc", "lines", "unterminated"],
-                &ctx,
-            )?;
+            let keys: Vec<&str> = ["flag", "vars"].into_iter().chain(DAMAGE_KEYS).collect();
+            only_keys(c, &keys, &ctx)?;
             let flag = byte_field(c, "flag", 1).map_err(within(&ctx))?;
-            let vars = env_vars(c, "vars").map_err(within(&ctx))?;
-            let bad_crc = bool_field(c, "bad-crc").map_err(within(&ctx))?;
-            let lines = env_lines(c, "lines").map_err(within(&ctx))?;
-            let unterminated = bool_field(c, "unterminated").map_err(within(&ctx))?;
-            copies.push(EnvCopy {
-                flag,
-                vars,
-                bad_crc,
-                lines,
-                unterminated,
-            });
+            copies.push(env_copy(c, flag).map_err(within(&ctx))?);
         }
     }
     let hdr = if redundant { 5 } else { 4 };
