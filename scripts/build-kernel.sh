@@ -85,9 +85,14 @@ fi
 if [ "$KERNEL" = ours ] && grep -q '^CONFIG_RUST=y' "$KOUT/.config"; then
 	dt=$OUT/rust-doctests
 	stage "$tag" "building the Rust doc examples as rust_doctests.ko (log: $log)"
-	run_logged "$tag" "$log" python3 "$TOP/scripts/rust-doctests.py" "$SRC" "$dt"
+	run_logged "$tag" "$log" python3 "$TOP/scripts/rust-doctests.py" "$SRC" "$dt" "$TOP/tests/rust-6.4/examples.txt"
 	run_logged "$tag" "$log" kmake M="$dt" rust_allowed_features=core_ffi_c,allocator_api modules
 	run_logged "$tag" "$log" kmake M="$dt" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
+	# a module written in Linux 6.4 style (tests/rust-6.4/sample), unchanged
+	s64=$OUT/rust-sample-64
+	rm -rf "$s64" && cp -r "$TOP/tests/rust-6.4/sample" "$s64"
+	run_logged "$tag" "$log" kmake M="$s64" modules
+	run_logged "$tag" "$log" kmake M="$s64" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
 	# the lock benchmark (scripts/bench-rust-locks.sh), built out of tree
 	bm=$OUT/rust-lock-bench
 	rm -rf "$bm" && cp -r "$TOP/tests/guest/rust-lock-bench" "$bm"

@@ -9,6 +9,29 @@ set -euo pipefail
 load_board riscv64-virt ours
 [ -e "$KOUT/rust/libkernel.rmeta" ] ||
 	die "no Rust kernel build in $KOUT: run 'make kernel BOARD=riscv64-virt' first"
+# The riscv64 target specification follows the configuration: compressed
+# instructions only with CONFIG_RISCV_ISA_C (the generator is fed a
+# minimal auto.conf each way), and the board's own target.json agrees
+# with its .config.
+gen=$KOUT/scripts/generate_rust_target
+[ -x "$gen" ] || die "no $gen in the Rust kernel build"
+for isa_c in y n; do
+	conf="CONFIG_RISCV=y
+CONFIG_64BIT=y"
+	want='"+m,+a"'
+	if [ "$isa_c" = y ]; then
+		conf="$conf
+CONFIG_RISCV_ISA_C=y"
+		want='"+m,+a,+c"'
+	fi
+	got=$(printf '%s\n' "$conf" | "$gen" | sed -n 's/^ *"features": *\(.*\),$/\1/p')
+	[ "$got" = "$want" ] ||
+		die "generate_rust_target with CONFIG_RISCV_ISA_C=$isa_c: features $got, want $want"
+done
+board_c=$(grep -q '^CONFIG_RISCV_ISA_C=y' "$KOUT/.config" && echo ',+c' || true)
+grep -q "\"features\": \"+m,+a$board_c\"" "$KOUT/rust/target.json" ||
+	die "$KOUT/rust/target.json does not follow CONFIG_RISCV_ISA_C of $KOUT/.config"
+stage rust-compile-fail "riscv64 target features follow CONFIG_RISCV_ISA_C"
 cases=$TOP/tests/rust-compile-fail
 work=$BUILD/rust-compile-fail
 rm -rf "$work" && mkdir -p "$work"

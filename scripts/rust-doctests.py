@@ -3,7 +3,7 @@
 runs them all and reports each as a KTAP line (what later kernels do with
 KUnit and rustdoc; 6.1 has neither for Rust).
 
-Usage: rust-doctests.py TREE OUTDIR
+Usage: rust-doctests.py TREE OUTDIR [EXAMPLES]
 
 Reads the ``` blocks of the doc comments (`///` and `//!`) under
 TREE/rust/kernel, skips those marked ignore/compile_fail/text, and writes
@@ -12,6 +12,10 @@ a trailing `Ok::<(), E>(())` ends the example. `assert!`/`assert_eq!` are
 replaced for the examples by versions that report a failure (with file and
 line of the example) instead of panicking, so one failing example does not
 take the kernel down and the others still run.
+
+EXAMPLES (tests/rust-6.4/examples.txt) adds examples written by others:
+the doc examples of the Linux 6.4 commits, "@@ <commit> <file> #<n>"
+before each, compiled unchanged; their cases are named upstream_6_4_*.
 """
 import re
 import sys
@@ -67,6 +71,20 @@ def main():
         for line, block in examples(path):
             name = re.sub(r"[^A-Za-z0-9]", "_", str(rel.with_suffix(""))) + f"_{line}"
             cases.append((name, f"{rel}:{line}", body(block)))
+    if len(sys.argv) > 3:
+        block, where = None, None
+        for line in Path(sys.argv[3]).read_text().splitlines() + ["@@ end"]:
+            if line.startswith("@@ "):
+                if block is not None:
+                    cases.append((name, where, body(block)))
+                parts = line.split()
+                if parts[1] == "end":
+                    break
+                where = f"6.4 {parts[1][:3]} {parts[2]} {parts[3]}"
+                name = "upstream_6_4_" + re.sub(r"[^A-Za-z0-9]", "_", f"{Path(parts[2]).stem}_{parts[3][1:]}")
+                block = []
+            elif block is not None:
+                block.append(line)
     fns = []
     for name, where, lines in cases:
         code = "\n".join("        " + line for line in lines)

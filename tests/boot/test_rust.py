@@ -36,17 +36,25 @@ def _module(sh, name):
     return found[0]
 
 
-def _load(sh, name, marker):
+def _load(sh, name, marker, threaded=False):
     """insmod a module from a shell whose PID is printed first; returns the
-    PID, insmod's exit code and the kernel log written after `marker`."""
+    PID, insmod's exit code and the kernel log written after `marker`.
+    threaded: load it from a second thread of the loading process
+    (guest program insmod-thread), whose thread ID is then returned as
+    well: (pid, tid, code, log)."""
     sh.run_check(f"echo {marker} > /dev/kmsg")
-    out, _, code = sh.run(f"sh -c 'echo loader-pid $$; exec insmod {_module(sh, name)}'",
+    loader = "insmod-thread" if threaded else "insmod"
+    out, _, code = sh.run(f"sh -c 'echo loader-pid $$; exec {loader} {_module(sh, name)}'",
                           timeout=900)
     m = re.search(r"loader-pid (\d+)", "\n".join(out))
     assert m, f"no PID from the loading shell: {out}"
     log = lab.dmesg(sh)
     start = max(i for i, line in enumerate(log) if marker in line)
-    return int(m.group(1)), code, log[start + 1:]
+    if not threaded:
+        return int(m.group(1)), code, log[start + 1:]
+    t = re.search(r"leader (\d+) thread (\d+)", "\n".join(out))
+    assert t and int(t.group(1)) == int(m.group(1)), f"insmod-thread said: {out}"
+    return int(m.group(1)), int(t.group(2)), code, log[start + 1:]
 
 
 def _parse_ktap(tree, lines, tmp_path):
@@ -61,13 +69,13 @@ def selftest(shell, tmp_path_factory):
     shell.run_check("grep -q ' /sys/kernel/debug ' /proc/mounts || mount -t debugfs none /sys/kernel/debug")
     shell.run_check("echo N > /sys/kernel/debug/failslab/ignore-gfp-wait")
     shell.run_check("echo 0 > /sys/kernel/debug/failslab/verbose")
-    pid, code, log = _load(shell, MODULE, "nvlab-rust-selftest-start")
+    pid, tid, code, log = _load(shell, MODULE, "nvlab-rust-selftest-start", threaded=True)
     tmp = tmp_path_factory.mktemp("rust")
     (tmp / "dmesg.txt").write_text("\n".join(log) + "\n")
     tree = lab.TOP / "build" / "src" / "linux-6.1"
     result, parsed = _parse_ktap(tree, log, tmp)
     lockdep = shell.run_check("cat /proc/lockdep", timeout=120)
-    return {"pid": pid, "code": code, "log": log, "result": result, "parsed": parsed,
+    return {"pid": pid, "tid": tid, "code": code, "log": log, "result": result, "parsed": parsed,
             "lockdep": lockdep}
 
 
@@ -106,11 +114,14 @@ def test_selftest_cases_pass(selftest, subtests):
 
 @pytest.mark.timeout(1800)  # loads the self-test unless done
 def test_current_pid_is_the_loader(selftest):
-    """current!() in module init is the task that ran insmod: the shell's
-    PID, which the exec kept."""
-    seen = [int(m.group(1)) for line in selftest["log"]
-            for m in [re.search(r"# current pid (\d+)", line)] if m]
-    assert seen == [selftest["pid"]], f"self-test saw {seen}, loader was {selftest['pid']}"
+    """current!() in module init is the task that loaded it: here the second
+    thread of the loading process (insmod-thread), whose group leader is the
+    process itself (the shell's PID, which the exec kept)."""
+    seen = [(int(m.group(1)), int(m.group(2))) for line in selftest["log"]
+            for m in [re.search(r"# current pid (\d+) leader (\d+)", line)] if m]
+    assert selftest["tid"] != selftest["pid"], "the loader thread is the leader"
+    assert seen == [(selftest["tid"], selftest["pid"])], \
+        f"self-test saw (pid, leader) {seen}, loader was thread {selftest['tid']} of {selftest['pid']}"
 
 
 def _classes(lockdep, name):
@@ -189,7 +200,36 @@ def test_doc_examples_run(shell, tmp_path, subtests):
     # the suite's plan: the indented "1..N" (the top level says "1..1")
     plan = [int(m.group(1)) for line in log for m in [re.search(r"rust_doctests: {5}1\.\.(\d+)$", line)] if m]
     assert plan and len(cases) == plan[0] > 20, f"plan {plan}, parsed {len(cases)} cases\n{parsed[-2000:]}"
+    # the Linux 6.4 commits' own examples (tests/rust-6.4/examples.txt),
+    # unchanged, are among them
+    upstream = {"upstream_6_4_" + re.sub(r"[^A-Za-z0-9]", "_", f"{m.group(1)}_{m.group(2)}")
+                for line in (lab.TOP / "tests" / "rust-6.4" / "examples.txt").read_text().splitlines()
+                for m in [re.match(r"@@ \S+ \S*/(\w+)\.rs #(\d+)$", line)] if m}
+    names = {name for _, name, _ in cases}
+    assert len(upstream) == 6 and upstream <= names, f"6.4 examples missing: {sorted(upstream - names)}"
     for _, name, status in cases:
         with subtests.test(msg=name):
             diag = [line for line in log if "    # " in line and "rust/kernel" in line]
             assert status == "PASS", f"{name}: {status} {diag[:5]}"
+
+
+@pytest.mark.timeout(300)
+def test_sample_module_in_6_4_style(shell):
+    """tests/rust-6.4/sample: a module written for the 6.4 API (string
+    literals in module!, the 6.4 prelude, Arc::pin_init giving an Arc,
+    Mutex/SpinLock/CondVar in a #[pin_data] struct, LockedBy, ARef<Task>)
+    builds unchanged, loads, computes what it should and unloads."""
+    pid, code, log = _load(shell, "rust_sample_64", "nvlab-rust-sample64-start")
+    assert code == 0, f"insmod rust_sample_64 failed ({code}): {log[-10:]}"
+    seen = [line for line in log if "rust_sample_64: front" in line]
+    assert len(seen) == 1, log[-10:]
+    assert f"total 42 deposits 2 hits 2 loader {pid}" in seen[0], seen[0]
+    modinfo = shell.run_check("cat /sys/module/rust_sample_64/initstate")
+    assert modinfo == ["live"], modinfo
+    shell.run_check("echo nvlab-rust-sample64-unload > /dev/kmsg")
+    shell.run_check("rmmod rust_sample_64")
+    log = lab.dmesg(shell)
+    start = max(i for i, line in enumerate(log) if "nvlab-rust-sample64-unload" in line)
+    assert any(f"rust_sample_64: unloading, front still counted, loader was {pid}" in line
+               for line in log[start:]), log[start:][-10:]
+    lab.assert_no_splat(shell, "loading and unloading rust_sample_64")
