@@ -7,7 +7,7 @@
 use kernel::{
     init::{self, PinInit},
     new_mutex, stack_pin_init, stack_try_pin_init,
-    sync::{Arc, Mutex},
+    sync::{Arc, LockClassKey, Mutex, UniqueArc},
     task::Task,
     types::{ARef, Opaque},
 };
@@ -45,6 +45,9 @@ impl kernel::Module for M {
         unpin::<Opaque<u64>>();
         unpin::<Arc<u64>>();
         unpin::<ARef<Task>>();
+        unpin::<Task>();
+        unpin::<UniqueArc<u64>>();
+        unpin::<LockClassKey>();
         let name = kernel::c_str!("pass");
         if !name.starts_with(b"pa") || *c.n.lock() + *m.lock() + *t.n.lock() + *zero as u32 != 6 {
             return Err(EINVAL);
