@@ -1,0 +1,40 @@
+"""test_unbind.known_ref_splat: which kernel reports count as 6.12's known
+race (a sysfs cell read during unbind touching a freed cell) on the
+reference kernel. data/ref-unbind-kasan-strlen.txt is such a report from a
+CI run, where the faulting function was strlen (kstrdup of the cell name)
+rather than an nvmem_cell_* function."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "boot"))
+from test_unbind import known_ref_splat  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.timeout(30)
+def test_report_from_a_callee_of_the_cell_read_is_known():
+    log = (DATA / "ref-unbind-kasan-strlen.txt").read_text().splitlines()
+    assert "slab-use-after-free in strlen" in log[0]
+    assert known_ref_splat(log, 0)
+
+
+@pytest.mark.timeout(30)
+def test_report_in_the_cell_read_itself_is_known():
+    log = ["[ 1.0] BUG: KASAN: slab-use-after-free in nvmem_cell_attr_read+0x3c/0xe0",
+           "[ 1.0] Call Trace:", "[ 1.0] [<ffffffff80499ada>] nvmem_cell_attr_read+0x3c/0xe0"]
+    assert known_ref_splat(log, 0)
+
+
+@pytest.mark.timeout(30)
+def test_other_reports_are_not():
+    log = (DATA / "ref-unbind-kasan-strlen.txt").read_text().splitlines()
+    # the same report without the cell read in its trace
+    stripped = [line for line in log if "nvmem_cell_attr_read" not in line]
+    assert not known_ref_splat(stripped, 0)
+    # not a use-after-free
+    assert not known_ref_splat(["[ 1.0] BUG: KASAN: slab-out-of-bounds in strlen+0x3e/0x58"]
+                               + log[1:], 0)
+    assert not known_ref_splat(["[ 1.0] Unable to handle kernel paging request"] + log[1:], 0)
