@@ -32,6 +32,26 @@ board_c=$(grep -q '^CONFIG_RISCV_ISA_C=y' "$KOUT/.config" && echo ',+c' || true)
 grep -q "\"features\": \"+m,+a$board_c\"" "$KOUT/rust/target.json" ||
 	die "$KOUT/rust/target.json does not follow CONFIG_RISCV_ISA_C of $KOUT/.config"
 stage rust-compile-fail "riscv64 target features follow CONFIG_RISCV_ISA_C"
+# CONFIG_RUST_SYNC_SELFTEST=y builds the self-test in, but never its two
+# negative modules (a lockdep report, a panic): lib/Makefile's object
+# lists evaluated for =y and =m.
+mk=$(mktemp)
+trap 'rm -f "$mk"' EXIT
+printf 'include lib/Makefile\nshow:\n\t@echo "y: $(obj-y)"; echo "m: $(obj-m)"\n' >"$mk"
+for v in y m; do
+	lists=$(make -s -C "$SRC" -f "$mk" show CONFIG_RUST_SYNC_SELFTEST=$v srctree=. 2>/dev/null)
+	builtin=$(echo "$lists" | sed -n 's/^y: //p')
+	modules=$(echo "$lists" | sed -n 's/^m: //p')
+	for neg in rust_sync_selftest_inversion.o rust_sync_selftest_wrong_owner.o; do
+		case " $builtin " in *" $neg "*)
+			die "CONFIG_RUST_SYNC_SELFTEST=$v builds $neg into the kernel" ;;
+		esac
+		case " $modules " in *" $neg "*) ;; *)
+			die "CONFIG_RUST_SYNC_SELFTEST=$v does not build $neg as a module" ;;
+		esac
+	done
+done
+stage rust-compile-fail "the negative self-tests are modules only, also with CONFIG_RUST_SYNC_SELFTEST=y"
 cases=$TOP/tests/rust-compile-fail
 work=$BUILD/rust-compile-fail
 rm -rf "$work" && mkdir -p "$work"
