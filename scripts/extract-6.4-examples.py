@@ -12,12 +12,16 @@ written by others, kept verbatim on purpose: code written for 6.4 must
 build and run on our series as it is. With --check, only compares the file
 with a fresh extraction (exit 1 when they differ).
 """
+import importlib.util
 import os
-import re
 import sys
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
+# the doc-block reader of scripts/rust-doctests.py (a file name with a dash)
+_spec = importlib.util.spec_from_file_location("rust_doctests", TOP / "scripts" / "rust-doctests.py")
+DOCTESTS = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(DOCTESTS)
 OUT = TOP / "tests" / "rust-6.4" / "examples.txt"
 HEADER = """\
 # The doc examples of the Linux 6.4 Rust commits (pin-init and locking API),
@@ -28,37 +32,25 @@ HEADER = """\
 """
 
 
-def blocks(patch):
-    current = None
-    block = None
-    n = 0
+def added_rust_lines(patch):
+    """{file: its lines as the patch shows them, added lines with the "+"
+    taken off and every other line blank (so no doc block spans them)},
+    for the .rs files the patch touches."""
+    files, current = {}, None
     for line in patch.read_text().splitlines():
         if line.startswith("+++ "):
-            current = line[6:] if line.startswith("+++ b/") else None
-            n = 0
-            continue
-        if not current or not current.endswith(".rs") or not line.startswith("+"):
-            block = None if not line.startswith("+") else block
-            continue
-        m = re.match(r"\+\s*//[/!] ?(.*)$", line)
-        if not m:
-            block = None
-            continue
-        text = m.group(1)
-        if block is None:
-            f = re.match(r"```(.*)$", text.strip())
-            if f:
-                attrs = {a.strip() for a in f.group(1).split(",") if a.strip()}
-                block = [] if not attrs or attrs <= {"rust"} else "skip"
-            continue
-        if text.strip() == "```":
-            if block != "skip":
-                n += 1
-                yield current, n, block
-            block = None
-            continue
-        if block != "skip":
-            block.append(text)
+            current = line[6:] if line.startswith("+++ b/") and line.endswith(".rs") else None
+            if current:
+                files.setdefault(current, [])
+        elif current:
+            files[current].append(line[1:] if line.startswith("+") else "")
+    return files
+
+
+def blocks(patch):
+    for path, lines in added_rust_lines(patch).items():
+        for n, (_, block) in enumerate(DOCTESTS.doc_examples(lines), 1):
+            yield path, n, block
 
 
 def extract(src):

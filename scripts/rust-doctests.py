@@ -25,7 +25,12 @@ SKIP = {"ignore", "compile_fail", "text", "no_run"}
 
 
 def examples(path):
-    lines = path.read_text().splitlines()
+    return doc_examples(path.read_text().splitlines())
+
+
+def doc_examples(lines):
+    """(line number, lines) of each runnable ``` block in the doc comments
+    of `lines` (Rust source); scripts/extract-6.4-examples.py uses it too."""
     block, start, info = None, 0, ""
     for n, line in enumerate(lines, 1):
         m = re.match(r"\s*(///|//!)\s?(.*)$", line)
