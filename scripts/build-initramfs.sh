@@ -34,7 +34,7 @@ fi
 
 list=$OUT/initramfs.list
 {
-	for d in /bin /sbin /usr /usr/bin /usr/sbin /usr/lib /usr/lib/nvlab /dev /proc /sys /tmp /root /etc /lib; do
+	for d in /bin /sbin /usr /usr/bin /usr/sbin /usr/lib /usr/lib/nvlab /dev /proc /sys /tmp /root /etc /lib /run; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -42,6 +42,7 @@ list=$OUT/initramfs.list
 	echo "file /bin/busybox $bb 0755 0 0"
 	echo "slink /bin/sh busybox 0777 0 0"
 	echo "file /init $TOP/guest/init 0755 0 0"
+	echo "file /etc/mdev.conf $TOP/guest/mdev.conf 0644 0 0"
 	for p in "$TOP"/guest/payloads/*; do
 		echo "file /usr/lib/nvlab/${p##*/} $p 0755 0 0"
 	done
