@@ -27,8 +27,15 @@ def known_ref_splat(log, i):
     use-after-free in the cell read path, with nvmem_cell_attr_read in the
     trace. The faulting function is whichever touches the freed cell first:
     nvmem_cell_* itself, or a callee such as strlen (kstrdup of the cell's
-    name in nvmem_create_cell), as seen in a CI run."""
-    if not re.search(r"KASAN: slab-use-after-free in ", log[i]):
+    name in nvmem_create_cell), as seen in a CI run. Without KASAN (arm),
+    the freed cell's length may be garbage: the page allocator then warns
+    about the size nvmem_cell_read() asks for, again with
+    nvmem_cell_attr_read in the trace (the "cut here" line before such a
+    warning is part of it)."""
+    if "[ cut here ]" in log[i]:
+        return i + 1 < len(log) and known_ref_splat(log, i + 1)
+    if not (re.search(r"KASAN: slab-use-after-free in ", log[i]) or
+            re.search(r"WARNING: .* at \S*mm/page_alloc\.c:\d+ __alloc_pages", log[i])):
         return False
     return any("nvmem_cell_attr_read" in line for line in log[i:i + 40])
 

@@ -2,7 +2,9 @@
 race (a sysfs cell read during unbind touching a freed cell) on the
 reference kernel. data/ref-unbind-kasan-strlen.txt is such a report from a
 CI run, where the faulting function was strlen (kstrdup of the cell name)
-rather than an nvmem_cell_* function."""
+rather than an nvmem_cell_* function; data/ref-unbind-arm-alloc-warning.txt
+is the same race on ast2600-evb (no KASAN): the page allocator's warning
+about the garbage length of a freed cell."""
 import sys
 from pathlib import Path
 
@@ -38,3 +40,16 @@ def test_other_reports_are_not():
     assert not known_ref_splat(["[ 1.0] BUG: KASAN: slab-out-of-bounds in strlen+0x3e/0x58"]
                                + log[1:], 0)
     assert not known_ref_splat(["[ 1.0] Unable to handle kernel paging request"] + log[1:], 0)
+
+
+@pytest.mark.timeout(30)
+def test_allocation_warning_from_the_cell_read_is_known():
+    log = (DATA / "ref-unbind-arm-alloc-warning.txt").read_text().splitlines()
+    assert "cut here" in log[0] and "page_alloc.c" in log[1]
+    assert known_ref_splat(log, 0) and known_ref_splat(log, 1)
+    # without the cell read in the trace, it is some other allocation
+    stripped = [line for line in log if "nvmem_cell_attr_read" not in line]
+    assert not known_ref_splat(stripped, 0) and not known_ref_splat(stripped, 1)
+    # another warning after a "cut here" is not
+    other = [log[0], "[ 1.0] WARNING: CPU: 1 PID: 1 at kernel/foo.c:1 foo+0x0/0x4"] + log[2:]
+    assert not known_ref_splat(other, 0)
