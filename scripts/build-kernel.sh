@@ -99,5 +99,12 @@ if [ "$KERNEL" = ours ] && grep -q '^CONFIG_RUST=y' "$KOUT/.config"; then
 	run_logged "$tag" "$log" kmake M="$bm" modules
 	run_logged "$tag" "$log" kmake M="$bm" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
 fi
+# every kernel with modules: the cell-holding consumer of the layout tests
+if grep -q '^CONFIG_MODULES=y' "$KOUT/.config"; then
+	ch=$OUT/nvmem-cell-holder
+	rm -rf "$ch" && cp -r "$TOP/tests/guest/modules/nvmem-cell-holder" "$ch"
+	run_logged "$tag" "$log" kmake M="$ch" modules
+	run_logged "$tag" "$log" kmake M="$ch" INSTALL_MOD_PATH="$OUT/modroot" INSTALL_MOD_STRIP=1 modules_install
+fi
 cp "$KOUT/$KERNEL_IMAGE" "$OUT/${KERNEL_IMAGE##*/}"
 stage "$tag" "done in $(elapsed "$t0"), log: $log"

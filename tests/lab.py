@@ -225,6 +225,21 @@ def find_device(shell, attachment, devs=None):
     return hits[0]
 
 
+def guest_mac_consumers(shell):
+    """interfaces whose device node has nvmem-cells:
+    iface -> (DT path of its node, address, nvmem-cells hex, nvmem-cell-names)"""
+    out = shell.run_check(
+        "for n in /sys/class/net/*; do o=$n/device/of_node; [ -e $o/nvmem-cells ] || continue; "
+        "echo \"${n##*/} $(cd $o && pwd -P) $(cat $n/address) "
+        "$(od -An -v -tx1 $o/nvmem-cells | tr -d ' \\n') $(tr '\\0' , < $o/nvmem-cell-names 2>/dev/null)\"; done")
+    found = {}
+    for line in out:
+        iface, node, address, cells, *names = line.split()
+        found[iface] = ("/" + re.sub(r"^/sys/firmware/devicetree/base/?", "", node), address, cells,
+                        [n for n in "".join(names).split(",") if n])
+    return found
+
+
 # ---- boards started with other QEMU options ----
 
 # labgrid names a console log after its target: boots that provoke a splat
@@ -490,6 +505,16 @@ KUNIT_SUITES = {
 }
 RUST_SELFTESTS = {
     "CONFIG_RUST_SYNC_SELFTEST": ("rust_sync_selftest",),
+}
+
+# The layouts a config option builds: option -> (module name, the
+# compatible of the nvmem-layout nodes it binds to). Where a board's
+# fragments set the option to m, tests/boot/test_layout_modules.py holds
+# the module to autoloading, late binding and safe unloading.
+LAYOUT_MODULES = {
+    "CONFIG_NVMEM_LAYOUT_ONIE_TLV": ("onie_tlv", "onie,tlv-layout"),
+    "CONFIG_NVMEM_LAYOUT_SL28_VPD": ("sl28vpd", "kontron,sl28-vpd"),
+    "CONFIG_NVMEM_LAYOUT_U_BOOT_ENV": ("u_boot_env", "u-boot,env"),
 }
 
 

@@ -283,21 +283,6 @@ def test_unpromised_attachments_have_no_cells(shell, promises, request):
                        f"for kernel '{promises.kernel}':\n" + "\n".join(stray))
 
 
-def guest_mac_consumers(shell):
-    """interfaces whose device node has nvmem-cells:
-    iface -> (DT path of its node, address, nvmem-cells hex, nvmem-cell-names)"""
-    out = shell.run_check(
-        "for n in /sys/class/net/*; do o=$n/device/of_node; [ -e $o/nvmem-cells ] || continue; "
-        "echo \"${n##*/} $(cd $o && pwd -P) $(cat $n/address) "
-        "$(od -An -v -tx1 $o/nvmem-cells | tr -d ' \\n') $(tr '\\0' , < $o/nvmem-cell-names 2>/dev/null)\"; done")
-    found = {}
-    for line in out:
-        iface, node, address, cells, *names = line.split()
-        found[iface] = ("/" + re.sub(r"^/sys/firmware/devicetree/base/?", "", node), address, cells,
-                        [n for n in "".join(names).split(",") if n])
-    return found
-
-
 def node_with_phandle(shell, phandle):
     out = shell.run_check(
         "cd /proc/device-tree && find . -name phandle | while read p; do "
@@ -326,7 +311,7 @@ def test_mac_promise_kept(shell, mac_promise, promises, request):
     the promised index, and it carries that cell's MAC plus the index:
     checked through sysfs and `ip link`."""
     p = mac_promise
-    consumers = guest_mac_consumers(shell)
+    consumers = lab.guest_mac_consumers(shell)
     iface = consumer_iface(consumers, p)
     _, address, cells, names = consumers[iface]
     assert names[:1] == ["mac-address"], f"{iface}: nvmem-cell-names {names}"
@@ -353,7 +338,7 @@ def test_mac_promise_kept(shell, mac_promise, promises, request):
 
 def test_mac_consumers_are_promised(shell, promises):
     """No interface takes its MAC from a cell the board does not promise."""
-    consumers = guest_mac_consumers(shell)
+    consumers = lab.guest_mac_consumers(shell)
     promised = {i for p in promises.macs for i in promised_ifaces(consumers, p)}
     stray = {i: c for i, c in consumers.items() if i not in promised}
     assert not stray, (f"interfaces with nvmem-cells without a MAC_CELLS promise in "

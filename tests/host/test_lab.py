@@ -201,8 +201,12 @@ def test_fragment_selftests():
     """The expected KUnit suites and Rust self-tests come from the board's
     config fragments (config.fragment + config-<kernel>.fragment)."""
     assert lab.fragment_selftests("riscv64-virt", "ours", lab.KUNIT_SUITES, "y") == {
-        "riscv_hwprobe", "nvmem_layouts", "nvmem_layout_onie_tlv", "nvmem_layout_sl28vpd",
+        "riscv_hwprobe", "nvmem_layouts", "nvmem_layout_onie_tlv",
         "nvmem_layout_u_boot_env", "nvmem_layout_u_boot_env_of"}
+    # the sl28 VPD layout is a module on riscv64-virt, built in (with its
+    # suite) on ast2600-evb
+    assert lab.fragment_selftests("ast2600-evb", "ours", lab.KUNIT_SUITES, "y") == {
+        "nvmem_layout_sl28vpd"}
     assert lab.fragment_selftests("riscv64-virt", "ref", lab.KUNIT_SUITES, "y") == set()
     assert lab.fragment_selftests("riscv64-virt", "ours", lab.RUST_SELFTESTS, "m") == {"rust_sync_selftest"}
     assert lab.fragment_selftests("ast2600-evb", "ours", lab.RUST_SELFTESTS, "m") == set()
@@ -213,3 +217,20 @@ def test_fragment_selftests():
     # and every KUnit option a fragment asks for has its suites in the table
     asked = set(re.findall(r"^(CONFIG_\w*KUNIT_TEST)=y$", frags, re.M))
     assert asked and asked <= set(lab.KUNIT_SUITES), sorted(asked - set(lab.KUNIT_SUITES))
+
+
+def test_layout_modules_table():
+    """lab.LAYOUT_MODULES names each layout's module as its Makefile builds
+    it and the compatible its match table has (layouts/drivers/)"""
+    drivers = Path(lab.TOP) / "layouts" / "drivers"
+    makefile = (drivers / "Makefile").read_text()
+    for opt, (module, compatible) in lab.LAYOUT_MODULES.items():
+        m = re.search(rf"^obj-\$\({opt}\)\s*\+=\s*(\S+)\.o$", makefile, re.M)
+        assert m, f"{opt} builds no object in {drivers / 'Makefile'}"
+        assert m.group(1).replace("-", "_") == module, (opt, m.group(1), module)
+        source = (drivers / f"{m.group(1)}.c").read_text()
+        assert f'.compatible = "{compatible}"' in source, (opt, compatible)
+    # and the boards build some layout as a module, as the tests expect
+    for board in ("riscv64-virt", "ast2600-evb"):
+        opts = lab.fragment_options(board, "ours")
+        assert any(opts.get(opt) == "m" for opt in lab.LAYOUT_MODULES), board
