@@ -186,6 +186,17 @@ def _guest_source(path, offset=None, size=None):
     return f"dd if={path} bs={bs} skip={offset // bs} count={size // bs} 2>/dev/null"
 
 
+def read_loop_results(lines):
+    """sum the reports of `nvmem-sysfs read-loop` runs: (reads that gave the
+    whole cell, {errno: count}, the lines of short reads)"""
+    ok = sum(int(line.split()[1]) for line in lines if line.startswith("ok "))
+    errors = {}
+    for m in (re.match(r"errno (\d+) (\d+)", line) for line in lines):
+        if m:
+            errors[int(m.group(1))] = errors.get(int(m.group(1)), 0) + int(m.group(2))
+    return ok, errors, [line for line in lines if line.startswith("short")]
+
+
 def guest_bytes_differ(shell, path, data, offset=None):
     """None when the guest file (or its byte range at `offset`) holds
     exactly `data`, else what differs. Read once (the sha256 of the bytes

@@ -15,7 +15,6 @@ The reference kernel (6.12.117) runs what it supports: autoloading, late
 binding and the refusal of rmmod while a cell is held. Unloading a layout
 while its cells exist is ours only: 6.12 leaves the cells, and their read
 hooks, behind (see kernel-patches/README.md)."""
-import re
 import time
 
 import pytest
@@ -105,10 +104,6 @@ def settle(sh):
                  "i=$((i+1)); [ $i -lt 3000 ] || exit 1; sleep 0.1; done", timeout=400)
 
 
-def no_splat(shell, what):
-    lab.assert_no_splat(shell, what)
-
-
 def holder_args(shell, pytestconfig, kernel, compatible):
     """(node, cells) for nvmem_cell_holder: a device tree consumer of a cell
     of a `compatible` layout and its nvmem-cell-names, all of them: the node
@@ -180,7 +175,7 @@ def test_late_binding(late_shell, shell, layout_modules, pytestconfig, kernel_un
         want = lab.nvmem_cells(shell, *devices_of(shell, targets))
         assert list(after.values()) == list(want.values()), \
             f"late binding of {module}: {after} differ from the boot's {want}"
-    no_splat(sh, "late binding")
+    lab.assert_no_splat(sh, "late binding")
 
 
 def insmod_holder(sh, node, names):
@@ -220,7 +215,7 @@ def test_unload_refused_while_held(module_shell, layout_modules, pytestconfig, k
             assert sh.run(f"cat /sys/bus/nvmem/devices/{dev}/nvmem | wc -c")[2] == 0
         sh.run_check(f"modprobe {module}")
         assert lab.nvmem_cells(sh, *devs) == cells, f"reloading {module} gave other cells"
-    no_splat(sh, "rmmod refused while held, unload and reload")
+    lab.assert_no_splat(sh, "rmmod refused while held, unload and reload")
 
 
 def test_consumer_waits_for_layout(module_shell, layout_modules, pytestconfig, kernel_under_test):
@@ -253,7 +248,7 @@ def test_consumer_waits_for_layout(module_shell, layout_modules, pytestconfig, k
         assert p.consumer in now, f"{p.consumer} did not come back after modprobe {module}"
         assert now[p.consumer][1] == before[p.consumer][1], \
             f"{p.consumer}: address {now[p.consumer][1]} after reload, {before[p.consumer][1]} before"
-    no_splat(sh, "consumer waiting for its layout")
+    lab.assert_no_splat(sh, "consumer waiting for its layout")
 
 
 def readers_start(sh, path, reads=None):
@@ -275,13 +270,7 @@ def readers_stop(sh):
 def readers_result(sh):
     sh.run_check(f"while [ $(ls /tmp/ldone.* 2>/dev/null | wc -l) -lt {READERS} ]; do sleep 0.2; done",
                  timeout=600)
-    out = sh.run_check("cat /tmp/lreader.*")
-    ok = sum(int(line.split()[1]) for line in out if line.startswith("ok "))
-    errors = {}
-    for m in (re.match(r"errno (\d+) (\d+)", line) for line in out):
-        if m:
-            errors[int(m.group(1))] = errors.get(int(m.group(1)), 0) + int(m.group(2))
-    return ok, errors, [line for line in out if line.startswith("short")]
+    return lab.read_loop_results(sh.run_check("cat /tmp/lreader.*"))
 
 
 def layout_cell_file(sh, devs):
@@ -313,7 +302,7 @@ def test_provider_rebind_with_reader(module_shell, layout_modules, pytestconfig,
                  timeout=600)
     ok, errors, short = readers_result(sh)
     settle(sh)
-    no_splat(sh, f"{REBINDS} unbind/bind cycles of {name} under {READERS} readers")
+    lab.assert_no_splat(sh, f"{REBINDS} unbind/bind cycles of {name} under {READERS} readers")
     assert not short and set(errors) <= {2, 5, 19, 22}, (errors, short)
     assert ok > 0
     dev_now = sh.run_check(f"basename $(dirname $(ls -d {pdev}/*/nvmem))")[0]
@@ -353,7 +342,7 @@ def test_load_unload_cycles(module_shell, layout_modules, pytestconfig, kernel_u
     ok, errors, short = readers_result(sh)
     slab1 = slab_kib(sh)
     assert int(n) == CYCLES - 10, f"cycle {int(n) + 11} of rmmod/modprobe {module} failed"
-    no_splat(sh, f"{CYCLES} unload/load cycles of {module} under {READERS} readers")
+    lab.assert_no_splat(sh, f"{CYCLES} unload/load cycles of {module} under {READERS} readers")
     sh.run_check(f"echo scan > {kml}", timeout=300)
     sh.run_check(f"echo scan > {kml}", timeout=300)
     leaks = sh.run_check(f"cat {kml}")

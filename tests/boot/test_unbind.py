@@ -87,11 +87,7 @@ def test_cell_reads_race_unbind(race_shell, rmem_with_cells, kernel_under_test, 
         timeout=800)[-1]
     assert int(cycles) < MAX_CYCLES, f"readers still running after {cycles} unbind/bind cycles"
     results = shell.run_check("cat /tmp/reader.*")
-    ok = sum(int(line.split()[1]) for line in results if line.startswith("ok "))
-    errors = {}
-    for m in (re.match(r"errno (\d+) (\d+)", line) for line in results):
-        if m:
-            errors[int(m.group(1))] = errors.get(int(m.group(1)), 0) + int(m.group(2))
+    ok, errors, short = lab.read_loop_results(results)
     what = f"{cycles} unbind/bind cycles of {name} under {READERS} readers"
     # the kernel's report first: a read of a freed cell shows there (KASAN)
     # and, as a consequence, in odd errors or short reads below
@@ -105,7 +101,6 @@ def test_cell_reads_race_unbind(race_shell, rmem_with_cells, kernel_under_test, 
         pytest.xfail(f"6.12's known race in {what}: {log[bad[0]]}")
     bad = [log[i] for i in bad]
     assert not bad, f"kernel splat in {what}:\n" + "\n".join(bad[:40])
-    short = [line for line in results if line.startswith("short")]
     if kernel_under_test == "ref" and short and lab.fragment_options(
             lab.board_under_test(request.config), kernel_under_test).get("CONFIG_KASAN") != "y":
         # without KASAN, 6.12's read of a freed cell shows as a short read

@@ -234,3 +234,13 @@ def test_layout_modules_table():
     for board in ("riscv64-virt", "ast2600-evb"):
         opts = lab.fragment_options(board, "ours")
         assert any(opts.get(opt) == "m" for opt in lab.LAYOUT_MODULES), board
+
+
+def test_read_loop_results():
+    # two readers' reports as nvmem-sysfs read-loop prints them
+    lines = ["ok 7", "errno 2 3", "errno 19 1", "ok 5", "short 2", "errno 2 4"]
+    ok, errors, short = lab.read_loop_results(lines)
+    assert ok == 12
+    assert errors == {2: 7, 19: 1}
+    assert short == ["short 2"]
+    assert lab.read_loop_results(["ok 0"]) == (0, {}, [])
