@@ -462,6 +462,7 @@ fn parse_env(t: &Table) -> R<Spec> {
             "size",
             "pad",
             "redundant",
+            "flag",
             "vars",
             "copy",
             "bad-crc",
@@ -485,8 +486,16 @@ fn parse_env(t: &Table) -> R<Spec> {
     let mut copies = Vec::new();
     let copy_tables = tables(t, "copy")?;
     if copy_tables.is_empty() {
-        copies.push(env_copy(t, 1)?);
+        // one copy; in the redundant format it is one of a pair that the
+        // device keeps elsewhere (as `mkenvimage -r` writes it)
+        if t.contains_key("flag") && !redundant {
+            return Err(DescError::field("flag", "only a redundant copy has a flag"));
+        }
+        copies.push(env_copy(t, byte_field(t, "flag", 1)?)?);
     } else {
+        if t.contains_key("flag") {
+            return Err(DescError::field("flag", "give each [[copy]] its flag"));
+        }
         if !redundant {
             return Err(DescError::field("copy", "copies need `redundant = true`"));
         }

@@ -3,10 +3,12 @@
 //!
 //! Formats: ONIE TLV ([`onie`]), Kontron sl28 VPD ([`sl28`]), U-Boot
 //! environment ([`uboot`], built with `mkenvimage`), fixed blobs and flash
-//! images composed of partitions ([`desc`]).
+//! images composed of partitions ([`desc`]); an existing image back to a
+//! description ([`dump`]).
 
 pub mod cells;
 pub mod desc;
+pub mod dump;
 pub mod error;
 pub mod hex;
 pub mod inspect;

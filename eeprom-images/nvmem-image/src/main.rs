@@ -30,6 +30,14 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Describe an existing image (an EEPROM dump): a description (.toml)
+    /// that `build` turns into the same bytes
+    Dump {
+        image: PathBuf,
+        /// write the description here (default: standard output)
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Decode an image: every field with offset and length, checksum validity
     Inspect {
         image: PathBuf,
@@ -100,6 +108,22 @@ fn run(cli: Cli) -> Result<(), Error> {
                 path: output.display().to_string(),
                 source,
             })
+        }
+        Cmd::Dump { image, output } => {
+            let d = nvmem_image::dump::dump(&read(&image)?)?;
+            if let Some(why) = &d.fallback {
+                eprintln!(
+                    "nvmem-image: {}: described as a blob: recognised as {why}",
+                    image.display()
+                );
+            }
+            match output {
+                Some(out) => std::fs::write(&out, &d.toml).map_err(|source| Error::Io {
+                    path: out.display().to_string(),
+                    source,
+                }),
+                None => emit(&d.toml),
+            }
         }
         Cmd::Inspect {
             image,
