@@ -209,6 +209,15 @@ __layout_kunit_device(struct kunit *test, const void *image, size_t len,
 
 	KUNIT_ASSERT_LE(test, len, (size_t)LAYOUT_KUNIT_BACKING);
 	KUNIT_ASSERT_LE(test, size, (size_t)LAYOUT_KUNIT_BACKING);
+	/*
+	 * A case may make several devices in turn: the one before goes now,
+	 * the last one at exit (each left behind stayed registered on the
+	 * nvmem bus after its parent was gone).
+	 */
+	nvmem_unregister(lk->nvmem);
+	lk->nvmem = NULL;
+	of_node_put(lk->np);
+	lk->np = NULL;
 	memset(lk->data, fill, LAYOUT_KUNIT_BACKING);
 	memcpy(lk->data, image, len);
 	lk->size = size;

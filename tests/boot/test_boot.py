@@ -42,3 +42,13 @@ def test_mtd_partitions_match_image(shell, flash):
         assert not differ, f"{name} ({label}) against its slice of {flash.file}: {differ}"
         checked.append(label)
     assert "u-boot-env" in checked, f"no u-boot-env partition among {parts}"
+
+
+def test_no_stale_nvmem_devices(shell):
+    """Every entry of the nvmem bus is a live device. An nvmem device that
+    was never unregistered while its parent went (as the layout KUnit
+    helpers once left one per extra device a case made) stays on the bus
+    as a link into nothing."""
+    stale = shell.run_check("for d in /sys/bus/nvmem/devices/*; do "
+                            "[ -e \"$d\" ] || echo \"${d##*/} -> $(readlink \"$d\")\"; done")
+    assert not stale, f"nvmem bus entries without a device: {stale}"
