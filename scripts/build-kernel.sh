@@ -70,7 +70,7 @@ if [ "$BASE_DTB" != qemu ]; then
 fi
 grep -q '^CONFIG_MODULES=y' "$KOUT/.config" && targets+=(modules)
 stage "$tag" "building ${targets[*]} (log: $log)"
-run_logged "$tag" "$log" kmake "${targets[@]}"
+run_progress "$tag" "$log" kmake "${targets[@]}"
 # the build may have rewritten .config (syncconfig): check what it built with
 check_fragments "after the build"
 

@@ -26,6 +26,53 @@ run_logged() {
 	fi
 }
 
+# run_progress TAG LOG CMD...: run_logged for a kernel build, with progress.
+# On a terminal one updating line: the objects kbuild reported so far (its
+# "  CC  file.o" lines) out of what the largest earlier build of this tree
+# did (kept in LOG.objects), and the elapsed time. Not on a terminal (CI):
+# a plain line every two minutes. Failure shows the log tail as run_logged.
+run_progress() {
+	local tag=$1 log=$2
+	shift 2
+	local counts=$log.objects expected= t0 now last n pid rc=0 start tty=
+	mkdir -p "$(dirname "$log")"
+	touch "$log"
+	[ -s "$counts" ] && expected=$(cat "$counts")
+	[ -t 1 ] && tty=1
+	start=$(wc -l <"$log")
+	t0=$(date +%s)
+	last=$t0
+	"$@" >>"$log" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		now=$(date +%s)
+		n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
+		local what="$n objects"
+		if [ -n "$expected" ] && [ "$n" -le "$expected" ]; then
+			what="$n/$expected objects ($((n * 100 / expected))%)"
+		fi
+		if [ -n "$tty" ]; then
+			printf '\r[%s] %s, %s ' "$tag" "$what" "$(elapsed "$t0")"
+		elif [ $((now - last)) -ge 120 ]; then
+			stage "$tag" "$what, $(elapsed "$t0")"
+			last=$now
+		fi
+	done
+	wait "$pid" || rc=$?
+	[ -z "$tty" ] || printf '\n'
+	if [ "$rc" -ne 0 ]; then
+		echo "[$tag] FAILED: $*" >&2
+		echo "---- error lines of $log ----" >&2
+		grep -nE '(error|Error|ERROR|\*\*\*)' "$log" | tail -n 15 >&2 || true
+		echo "---- last lines of $log ----" >&2
+		tail -n 25 "$log" >&2
+		exit 1
+	fi
+	n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
+	if [ -z "$expected" ] || [ "$n" -gt "$expected" ]; then echo "$n" >"$counts"; fi
+}
+
 elapsed() {
 	local s=$(($(date +%s) - $1))
 	printf '%dm%02ds' $((s / 60)) $((s % 60))
