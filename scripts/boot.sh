@@ -21,7 +21,14 @@ t0=$(date +%s)
 # qemu.py stops QEMU on its timeout, Ctrl-C, SIGTERM and errors
 "$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout 600 "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
 	{ tail -n 30 "$log"; die "QEMU failed or timed out (log: $log)"; }
-sed -n '/^=== NVLAB-BEGIN/,/^=== NVLAB-END/p' "$log" | tr -d '\r'
+if [ "$payloads" = nvmem-list ]; then
+	# the listing decoded (scripts/cells.py); all cells and JSON: make cells
+	"$VENV/bin/python" "$TOP/scripts/cells.py" "$BOARD" "$KERNEL" "$log" --max-cells 12 ||
+		die "decoding the nvmem listing failed (log: $log)"
+	echo "(every cell: make cells BOARD=$BOARD KERNEL=$KERNEL [JSON=1]; raw listing: $log)"
+else
+	sed -n '/^=== NVLAB-BEGIN/,/^=== NVLAB-END/p' "$log" | tr -d '\r'
+fi
 stage "run $BOARD $KERNEL" "done in $(elapsed "$t0")"
 # the boot tests' reader of tests/splat-patterns.txt (tests/lab.py)
 splats=$(PYTHONPATH=$TOP/tests "$VENV/bin/python" -c '

@@ -212,11 +212,19 @@ def guest_bytes_differ(shell, path, data, offset=None):
     return f"same length ({length} bytes), other content (sha256 {digest})"
 
 
-def find_device(shell, attachment, devs=None):
+def find_device(shell, attachment, devs=None, mtd_partitions=None):
     """the nvmem device of an attachment (devs: a listing of
-    nvmem_devices() to search instead of listing again)"""
+    nvmem_devices() to search instead of listing again; mtd_partitions:
+    the names of the mtd devices made of a partition, instead of asking
+    the guest; with both, shell may be None)"""
     if devs is None:
         devs = nvmem_devices(shell)
+    if mtd_partitions is None:
+        def is_partition(n):
+            return shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] == 0
+    else:
+        def is_partition(n):
+            return n in mtd_partitions
     if attachment.kind == "rmem":
         hits = [n for n, (_, of) in devs.items()
                 if "/reserved-memory/" in of and of.endswith("@" + attachment.where)]
@@ -231,7 +239,7 @@ def find_device(shell, attachment, devs=None):
         hits = [n for n, (real, _) in devs.items()
                 if re.fullmatch(r"mtd\d+", n)
                 and re.search(f"/{re.escape(attachment.where)}/mtd/mtd\\d+(/|$)", real)
-                and shell.run(f"test -e /sys/class/mtd/{n}/offset")[2] != 0]
+                and not is_partition(n)]
     assert len(hits) == 1, f"{attachment.id}: expected one nvmem device, found {hits} among {sorted(devs)}"
     return hits[0]
 

@@ -16,5 +16,6 @@ pub mod mac;
 pub mod onie;
 pub mod sl28;
 pub mod uboot;
+pub mod view;
 
 pub use error::{DecodeError, DescError, Error, Result};

@@ -38,6 +38,20 @@ enum Cmd {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// Decode a board's listing of nvmem devices and cells (the guest's
+    /// nvmem-list output) into values in each layout's terms
+    View {
+        /// the listing ("-": standard input)
+        listing: PathBuf,
+        /// name the image attached to a device: DEVICE=IMAGE (repeatable)
+        #[arg(long, value_name = "DEVICE=IMAGE")]
+        attached: Vec<String>,
+        /// show at most N cells per device (0: all; JSON always has all)
+        #[arg(long, default_value_t = 0)]
+        max_cells: usize,
+        #[arg(long)]
+        json: bool,
+    },
     /// Decode an image: every field with offset and length, checksum validity
     Inspect {
         image: PathBuf,
@@ -123,6 +137,46 @@ fn run(cli: Cli) -> Result<(), Error> {
                     source,
                 }),
                 None => emit(&d.toml),
+            }
+        }
+        Cmd::View {
+            listing,
+            attached,
+            max_cells,
+            json,
+        } => {
+            let text = if listing.as_os_str() == "-" {
+                let mut t = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map_err(|source| {
+                    Error::Io {
+                        path: "<stdin>".into(),
+                        source,
+                    }
+                })?;
+                t
+            } else {
+                String::from_utf8_lossy(&read(&listing)?).into_owned()
+            };
+            let mut devices = nvmem_image::view::parse_listing(&text)
+                .map_err(|e| Error::Usage(format!("{}: {e}", listing.display())))?;
+            for a in &attached {
+                let (dev, image) = a.split_once('=').ok_or_else(|| {
+                    Error::Usage(format!("--attached {a:?}: expected DEVICE=IMAGE"))
+                })?;
+                let d = devices.iter_mut().find(|d| d.name == dev).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--attached {a:?}: no device {dev:?} in the listing"
+                    ))
+                })?;
+                d.image = Some(image.to_owned());
+            }
+            if json {
+                emit(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&devices).expect("serialisable")
+                ))
+            } else {
+                emit(&nvmem_image::view::render(&devices, max_cells))
             }
         }
         Cmd::Inspect {
