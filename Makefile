@@ -3,6 +3,7 @@
 #   make test [KERNEL=ours|ref] every test (both boards on our 6.1, riscv64-virt on the 6.12 reference)
 #   make boot BOARD=…           interactive shell on the board's console (Ctrl-A X leaves)
 #   make cells [JSON=1] [LISTING=file]  the last run's nvmem devices and cells, decoded (all cells)
+#   make report                 build/report/index.html: test outcomes, boot times, KUnit counts, benchmark plots
 #   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
 #   make check-series           checkpatch --strict every patch and build the kernel after each
 #   make check-fresh [STAGES="run test"]  the README commands in a new Debian 12 root (debootstrap, chroot; root)
@@ -16,7 +17,7 @@ KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run cells test series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
+.PHONY: help setup images kernel dtb initramfs board boot run cells report test series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -49,6 +50,11 @@ run: board
 # from any board) decoded; JSON=1 for machines
 cells:
 	@build/venv/bin/python $(S)/cells.py $(BOARD) $(KERNEL) $(LISTING) $(if $(JSON),--json)
+
+# build/report/index.html (+ index.md, plots) from the last make test and
+# benchmarks, checked in headless Chromium (screenshot.png next to it)
+report: setup
+	@build/venv/bin/python $(S)/report.py --check
 
 test: setup
 	@$(S)/test.sh $(if $(filter command line,$(origin KERNEL)),$(KERNEL),all)

@@ -27,6 +27,20 @@ for k in ours ref; do
 		[ -n "${kt[$k,$dev]}" ] && [ -n "${pt[$k,$dev]}" ] || die "no figures for $dev from the $k kernel"
 	done
 done
+# for make report (scripts/report.py)
+json=$BUILD/report-data/layouts.json
+mkdir -p "$(dirname "$json")"
+{
+	echo "["
+	sep=
+	for d in "${devs[@]}"; do
+		dev=${d%%:*}
+		printf '%s {"device": "%s", "what": "%s", "kernel_us": {"ours": %s, "ref": %s}, "sysfs_us": {"ours": %s, "ref": %s}}\n' \
+			"$sep" "$dev" "${d#*:}" "${kt[ours,$dev]}" "${kt[ref,$dev]}" "${pt[ours,$dev]}" "${pt[ref,$dev]}"
+		sep=,
+	done
+	echo "]"
+} >"$json"
 for d in "${devs[@]}"; do
 	dev=${d%%:*}
 	awk -v what="${d#*:}" -v ko="${kt[ours,$dev]}" -v kr="${kt[ref,$dev]}" \

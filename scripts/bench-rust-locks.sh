@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$TOP/scripts/build-board.sh" riscv64-virt ours
 out=$("$TOP/scripts/boot.sh" run riscv64-virt ours rust-lock-bench)
-echo "$out" | grep '^rust-lock-bench ' | python3 -c '
+echo "$out" | grep '^rust-lock-bench ' | BUILD=$BUILD python3 -c '
 import math, sys
 rounds = {}
 for line in sys.stdin:
@@ -31,6 +31,8 @@ def ci(v):
     n = len(v)
     k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)))
     return v[k], v[n - 1 - k]
+import json, os
+figures = {}
 for kind in ("mutex", "spinlock", "call"):
     rs = rounds[kind]
     iters = rs[0][2]
@@ -38,6 +40,7 @@ for kind in ("mutex", "spinlock", "call"):
     r = median([x[1] for x in rs]) / iters
     ratios = [x[1] / x[0] for x in rs if x[0] > 0]
     m, (lo, hi) = median(ratios), ci(ratios)
+    figures[kind] = {"c_ns": c, "rust_ns": r, "ratio": m, "ci": [lo, hi], "rounds": len(rs)}
     if kind == "call":
         print(f"[bench] one call to an empty C function: from C {c:.1f} ns, from Rust {r:.1f} ns, "
               f"Rust/C {m:.3f} [95% CI {lo:.3f}-{hi:.3f}] ({len(rs)} rounds x {iters})")
@@ -46,5 +49,10 @@ for kind in ("mutex", "spinlock", "call"):
     print(f"[bench] {kind:<8} lock+unlock, uncontended: C {c:.1f} ns, Rust {r:.1f} ns per pair; "
           f"Rust/C median {m:.3f}, 95% CI {lo:.3f}-{hi:.3f} (width {100 * (hi - lo) / m:.1f}%, "
           f"{len(rs)} rounds x {iters}); goal <= 1.05: {verdict}")
+# for make report (scripts/report.py)
+path = os.path.join(os.environ["BUILD"], "report-data", "rust-locks.json")
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "w") as f:
+    json.dump(figures, f, indent=1)
 '
 echo "[bench] riscv64-virt under TCG, kernel with lockdep (PROVE_LOCKING), DEBUG_SPINLOCK and KASAN: absolute figures are those of that debug kernel"

@@ -2,7 +2,8 @@
 # setup.sh: everything nvmem-lab needs on a Debian 12 machine, idempotently:
 # Debian packages, the reference kernel source (linux-source-6.12, from the
 # next Debian release through a private apt state), the Python venv
-# (labgrid, pytest, dtschema) and the static busybox binaries.
+# (labgrid, pytest, dtschema, matplotlib, selenium) and the static busybox
+# binaries; chromium and its driver for the report's browser test.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -14,6 +15,7 @@ PKGS=(
 	qemu-system-misc qemu-system-arm opensbi
 	device-tree-compiler u-boot-tools libubootenv-tool
 	python3-venv python3-dev swig
+	chromium chromium-driver
 )
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo

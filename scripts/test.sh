@@ -14,8 +14,16 @@ all) matrix="riscv64-virt:ours ast2600-evb:ours riscv64-virt:ref ast2600-evb:ref
 esac
 t_all=$(date +%s)
 failed=()
+# stage times of this run, for make report (scripts/report.py): one JSON
+# line per stage in build/report-data/test-times.jsonl
+times=$BUILD/report-data/test-times.jsonl
+mkdir -p "$(dirname "$times")"
+record_time() { # STAGE START
+	printf '{"run": %s, "stage": "%s", "seconds": %s}\n' "$t_all" "$1" "$(($(date +%s) - $2))" >>"$times"
+}
 
 stage test "host checks"
+t0=$(date +%s)
 if [ -f "$TOP/Cargo.toml" ]; then
 	(cd "$TOP" && host_cargo fmt --check && host_cargo clippy -q --all-targets -- -D warnings && host_cargo test -q) ||
 		failed+=("host: cargo")
@@ -27,6 +35,7 @@ done
 # the kernel series: checkpatch --strict, maintainers, sign-offs
 # (make check-series also builds every step)
 "$TOP/scripts/check-series.sh" || failed+=("host: kernel-patches series check")
+record_time "host checks" "$t0"
 
 # A reference session boots our kernel of its board too, unless our
 # session recorded what it needs (the cells differential, and
@@ -50,7 +59,9 @@ done
 dtbs=()
 for entry in $matrix; do
 	b=${entry%%:*} k=${entry#*:}
+	t0=$(date +%s)
 	"$TOP/scripts/build-board.sh" "$b" "$k"
+	record_time "build $b $k" "$t0"
 	dtbs+=("$BUILD/$b/$k/board.dtb")
 done
 
@@ -75,6 +86,7 @@ session() {
 	local rc=0
 	wait $child || rc=$?
 	rm -f "$logdir/pytest.pid"
+	record_time "session $b $k" "$t0"
 	if [ $rc = 0 ]; then
 		stage "test $b $k" "passed (Linux $kver) in $(elapsed "$t0"), boot to shell $(cat "$logdir/boot-to-shell.txt" 2>/dev/null || echo ?) s: $(tail -n 1 "$logdir/pytest.log" | tr -d =)"
 	else
@@ -151,6 +163,7 @@ for e in "${!pids[@]}"; do
 	wait "${pids[$e]}" || failed+=("$e")
 done
 
+record_time total "$t_all"
 if [ ${#failed[@]} -gt 0 ]; then
 	stage test "FAILED: ${failed[*]} (total $(elapsed "$t_all"))"
 	exit 1

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""report.py [BUILD] [OUT] [--check]: one page of what the lab found, from the last runs.
+
+Reads what `make test` and the benchmarks leave in BUILD (default build/):
+per board and kernel the JUnit results, boot-to-shell time, kernel version
+and the KUnit totals of the first boot (test-logs/), the riscv_hwprobe
+benchmark of the test sessions, build/report-data/ (stage times of every
+`make test`, the Rust lock and the layout benchmarks). Writes OUT (default
+BUILD/report): index.html, index.md and one SVG per plot. What was not run
+yet is said on the page, with the command that produces it. --check opens
+the page in headless Chromium (every image loads, no console error) and
+saves OUT/screenshot.png.
+"""
+import html
+import json
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+BOARDS = [("riscv64-virt", "ours"), ("ast2600-evb", "ours"), ("riscv64-virt", "ref"),
+          ("ast2600-evb", "ref")]
+COLORS = {"ours": "#1f77b4", "ref": "#ff7f0e", "C": "#7f7f7f", "Rust": "#d62728"}
+
+
+def junit(path):
+    """(tests, failures, errors, skipped, seconds) of a JUnit file, or None"""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    total = [0, 0, 0, 0, 0.0]
+    for s in suites:
+        for i, key in enumerate(("tests", "failures", "errors", "skipped")):
+            total[i] += int(s.get(key, 0))
+        total[4] += float(s.get("time", 0))
+    return tuple(total)
+
+
+def kunit_totals(console):
+    """(pass, fail, skip) summed over the '# Totals' lines of the first boot
+    in a console log (later boots of the session repeat them), or None"""
+    try:
+        text = console.read_text(errors="replace")
+    except OSError:
+        return None
+    boots = re.split(r"\] Linux version ", text)
+    first = boots[1] if len(boots) > 1 else text
+    found = re.findall(r"# Totals: pass:(\d+) fail:(\d+) skip:(\d+)", first)
+    if not found:
+        return None
+    return tuple(sum(int(t[i]) for t in found) for i in range(3))
+
+
+def hwprobe_bench(path):
+    """{'vdso': ns, 'syscall': ns, 'cpuinfo': ns} from hwprobe-bench.txt"""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    m = re.search(r"vdso_ns=([\d.]+) syscall_ns=([\d.]+) .*cpuinfo_ns=([\d.]+)", text)
+    return dict(zip(("vdso", "syscall", "cpuinfo"), map(float, m.groups()))) if m else None
+
+
+def read_json(path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def test_runs(path, last=8):
+    """the last runs of make test: [(run start, {stage: seconds})]"""
+    runs = {}
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            r = json.loads(line)
+            runs.setdefault(r["run"], {})[r["stage"]] = r["seconds"]
+        except (ValueError, KeyError, TypeError):
+            continue
+    return sorted(runs.items())[-last:]
+
+
+def save(fig, out, name):
+    fig.tight_layout()
+    fig.savefig(out / name, format="svg")
+    plt.close(fig)
+    return name
+
+
+def plot_hwprobe(data, out):
+    kernels = [k for k in ("ours", "ref") if data.get(k)]
+    ways = ["vdso", "syscall", "cpuinfo"]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    width = 0.8 / len(kernels)
+    for i, k in enumerate(kernels):
+        ax.bar([x + i * width for x in range(3)], [data[k][w] for w in ways], width,
+               label=k, color=COLORS[k])
+    ax.set_xticks([x + width * (len(kernels) - 1) / 2 for x in range(3)],
+                  ["vDSO", "system call", "/proc/cpuinfo"])
+    ax.set_yscale("log")
+    ax.set_ylabel("ns per query (log)")
+    ax.set_title("riscv_hwprobe on riscv64-virt (TCG)")
+    ax.legend()
+    return save(fig, out, "hwprobe.svg")
+
+
+def plot_locks(data, out):
+    kinds = [k for k in ("mutex", "spinlock", "call") if k in data]
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    xs = range(len(kinds))
+    ax.bar([x - 0.2 for x in xs], [data[k]["c_ns"] for k in kinds], 0.4, label="C", color=COLORS["C"])
+    ax.bar([x + 0.2 for x in xs], [data[k]["rust_ns"] for k in kinds], 0.4, label="Rust",
+           color=COLORS["Rust"])
+    labels = [f"{k}\nRust/C {data[k]['ratio']:.3f}\n[{data[k]['ci'][0]:.3f}-{data[k]['ci'][1]:.3f}]"
+              for k in kinds]
+    ax.set_xticks(list(xs), labels)
+    ax.set_ylabel("ns per lock+unlock (call: per call)")
+    ax.set_title("Rust vs C locks, same kernel (debug, TCG)")
+    ax.legend()
+    return save(fig, out, "rust-locks.svg")
+
+
+def plot_layouts(data, out):
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8))
+    names = [d["what"] for d in data]
+    for ax, key, title in ((axes[0], "kernel_us", "in the kernel: nvmem_register()"),
+                           (axes[1], "sysfs_us", "end to end: bind to cells in sysfs")):
+        xs = range(len(data))
+        for i, k in enumerate(("ours", "ref")):
+            ax.bar([x + (i - 0.5) * 0.4 for x in xs], [d[key][k] for d in data], 0.4, label=k,
+                   color=COLORS[k])
+        ax.set_xticks(list(xs), [n.replace(", ", "\n") for n in names], fontsize=8)
+        ax.set_ylabel("µs (median)")
+        ax.set_title(title, fontsize=10)
+        ax.legend()
+    return save(fig, out, "layouts.svg")
+
+
+def plot_times(runs, out):
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    groups = [("host checks", lambda s: s.startswith("host")),
+              ("kernel and image builds", lambda s: s.startswith("build ")),
+              ("boot test sessions", lambda s: s.startswith("session "))]
+    bottoms = [0.0] * len(runs)
+    for name, match in groups:
+        vals = [sum(v for s, v in stages.items() if match(s)) / 60 for _, stages in runs]
+        ax.bar(range(len(runs)), vals, bottom=bottoms, label=name)
+        bottoms = [b + v for b, v in zip(bottoms, vals)]
+    labels = []
+    for _, stages in runs:
+        built = sum(v for s, v in stages.items() if s.startswith("build "))
+        labels.append(("cold" if built > 120 else "warm") + f"\n{stages.get('total', 0) / 60:.0f} min")
+    ax.set_xticks(range(len(runs)), labels)
+    ax.set_ylabel("minutes (sessions run side by side)")
+    ax.set_title("make test: stage times of the last runs (cold: kernels built)")
+    ax.legend(fontsize=8)
+    return save(fig, out, "test-times.svg")
+
+
+def check_in_browser(index, screenshot=None, timeout=60):
+    """Open the page in headless Chromium (Debian's chromium and
+    chromium-driver, through selenium): the problems found, empty when it
+    renders with every image loaded and no console error. Saves a
+    screenshot of the whole page to `screenshot` if given."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1200,900"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    problems = []
+    try:
+        driver.set_page_load_timeout(timeout)
+        driver.get(Path(index).resolve().as_uri())
+        if driver.title != "nvmem-lab report":
+            problems.append(f"title {driver.title!r}")
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);")
+        for src, complete, width in images:
+            if not complete or not width:
+                problems.append(f"image {src} did not load")
+        rows = driver.execute_script("return document.querySelectorAll('table tr').length;")
+        if rows < 2:
+            problems.append(f"the results table has {rows} row(s)")
+        for entry in driver.get_log("browser"):
+            if entry.get("level") in ("SEVERE", "ERROR"):
+                problems.append(f"console: {entry.get('message')}")
+        if screenshot:
+            height = driver.execute_script("return document.body.scrollHeight;")
+            driver.set_window_size(1200, min(max(height + 100, 900), 8000))
+            driver.save_screenshot(str(screenshot))
+    finally:
+        driver.quit()
+    return problems
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    build = Path(args[0]) if args else Path(__file__).resolve().parent.parent / "build"
+    out = Path(args[1]) if len(args) > 1 else build / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.svg"):
+        old.unlink()
+    data = build / "report-data"
+
+    rows = []
+    for b, k in BOARDS:
+        logs = build / b / k / "test-logs"
+        j = junit(logs / "junit.xml")
+        boot = (logs / "boot-to-shell.txt").read_text().strip() if (logs / "boot-to-shell.txt").exists() else None
+        kver = (logs / "kernel-version.txt").read_text().strip() if (logs / "kernel-version.txt").exists() else None
+        rows.append((b, k, kver, j, boot, kunit_totals(logs / "console_main")))
+
+    sections = []  # (title, text, image or None)
+    hw = {k: hwprobe_bench(build / "riscv64-virt" / k / "test-logs" / "hwprobe-bench.txt")
+          for k in ("ours", "ref")}
+    if any(hw.values()):
+        ratio = ", ".join(f"{k}: system call / vDSO {v['syscall'] / v['vdso']:.0f}x, "
+                          f"/proc/cpuinfo / vDSO {v['cpuinfo'] / v['vdso']:.0f}x"
+                          for k, v in hw.items() if v)
+        sections.append(("riscv_hwprobe: vDSO, system call, /proc/cpuinfo", ratio, plot_hwprobe(hw, out)))
+    else:
+        sections.append(("riscv_hwprobe", "no figures yet: `make test` (riscv64-virt sessions)", None))
+    locks = read_json(data / "rust-locks.json")
+    if locks:
+        text = "; ".join(f"{k}: Rust/C {v['ratio']:.3f} (95% CI {v['ci'][0]:.3f}-{v['ci'][1]:.3f})"
+                         for k, v in locks.items())
+        sections.append(("Rust vs C locks", text, plot_locks(locks, out)))
+    else:
+        sections.append(("Rust vs C locks", "no figures yet: `make bench-rust-locks`", None))
+    lay = read_json(data / "layouts.json")
+    if lay:
+        text = "; ".join(f"{d['what']}: kernel ours/ref {d['kernel_us']['ours'] / d['kernel_us']['ref']:.2f}, "
+                         f"end to end ours/ref {d['sysfs_us']['ours'] / d['sysfs_us']['ref']:.2f}"
+                         for d in lay)
+        sections.append(("NVMEM layouts: in the kernel and end to end, ours vs 6.12", text,
+                         plot_layouts(lay, out)))
+    else:
+        sections.append(("NVMEM layouts", "no figures yet: `make bench-layouts`", None))
+    runs = test_runs(data / "test-times.jsonl")
+    if runs:
+        sections.append(("make test stage times", f"{len(runs)} run(s)", plot_times(runs, out)))
+    else:
+        sections.append(("make test stage times", "no run recorded yet: `make test`", None))
+
+    def outcome(j):
+        if not j:
+            return "not run"
+        tests, fail, err, skip, _ = j
+        state = "FAILED" if fail or err else "passed"
+        return f"{state}: {tests - fail - err - skip} passed, {fail + err} failed, {skip} skipped"
+
+    md = ["# nvmem-lab report", "", "| board | kernel | Linux | tests | time | boot to shell | KUnit |",
+          "|---|---|---|---|---|---|---|"]
+    trs = []
+    for b, k, kver, j, boot, ku in rows:
+        cells = [b, k, kver or "-", outcome(j), f"{j[4] / 60:.1f} min" if j else "-",
+                 f"{boot} s" if boot else "-",
+                 f"{ku[0]} passed, {ku[1]} failed, {ku[2]} skipped" if ku else "-"]
+        md.append("| " + " | ".join(cells) + " |")
+        cls = "fail" if j and (j[1] or j[2]) else ("ok" if j else "none")
+        trs.append(f'<tr class="{cls}">' + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    body = []
+    for title, text, img in sections:
+        md += ["", f"## {title}", "", text]
+        body.append(f"<h2>{html.escape(title)}</h2><p>{html.escape(text)}</p>")
+        if img:
+            md += ["", f"![{title}]({img})"]
+            body.append(f'<img src="{img}" alt="{html.escape(title)}">')
+    (out / "index.md").write_text("\n".join(md) + "\n")
+    (out / "index.html").write_text(f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>nvmem-lab report</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; max-width: 70em; }}
+table {{ border-collapse: collapse; }} td, th {{ border: 1px solid #ccc; padding: .3em .6em; }}
+tr.fail td {{ background: #fdd; }} tr.ok td:nth-child(4) {{ color: #070; }}
+img {{ max-width: 100%; border: 1px solid #eee; }}
+</style></head><body>
+<h1>nvmem-lab report</h1>
+<table><tr><th>board</th><th>kernel</th><th>Linux</th><th>tests</th><th>time</th><th>boot to shell</th><th>KUnit (first boot)</th></tr>
+{"".join(trs)}
+</table>
+{"".join(body)}
+</body></html>
+""")
+    print(f"[report] {out / 'index.html'} (and index.md): "
+          f"{sum(1 for r in rows if r[3])} test session(s), {sum(1 for s in sections if s[2])} plot(s)")
+    if "--check" in sys.argv:
+        problems = check_in_browser(out / "index.html", out / "screenshot.png")
+        if problems:
+            print("[report] the page in Chromium: " + "; ".join(problems))
+            return 1
+        print(f"[report] renders in Chromium, every image loaded, no console error; "
+              f"screenshot {out / 'screenshot.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
