@@ -16,14 +16,20 @@ run_logged() {
 	local tag=$1 log=$2
 	shift 2
 	mkdir -p "$(dirname "$log")"
-	if ! "$@" >>"$log" 2>&1; then
-		echo "[$tag] FAILED: $*" >&2
-		echo "---- error lines of $log ----" >&2
-		grep -nE '(error|Error|ERROR|\*\*\*)' "$log" | tail -n 15 >&2 || true
-		echo "---- last lines of $log ----" >&2
-		tail -n 25 "$log" >&2
-		exit 1
-	fi
+	"$@" >>"$log" 2>&1 || failed_with_log "$tag" "$log" "$@"
+}
+
+# failed_with_log TAG LOG CMD...: say CMD failed, show LOG's error lines and
+# tail, exit 1
+failed_with_log() {
+	local tag=$1 log=$2
+	shift 2
+	echo "[$tag] FAILED: $*" >&2
+	echo "---- error lines of $log ----" >&2
+	grep -nE '(error|Error|ERROR|\*\*\*)' "$log" | tail -n 15 >&2 || true
+	echo "---- last lines of $log ----" >&2
+	tail -n 25 "$log" >&2
+	exit 1
 }
 
 # run_progress TAG LOG CMD...: run_logged for a kernel build, with progress.
@@ -61,14 +67,7 @@ run_progress() {
 	done
 	wait "$pid" || rc=$?
 	[ -z "$tty" ] || printf '\n'
-	if [ "$rc" -ne 0 ]; then
-		echo "[$tag] FAILED: $*" >&2
-		echo "---- error lines of $log ----" >&2
-		grep -nE '(error|Error|ERROR|\*\*\*)' "$log" | tail -n 15 >&2 || true
-		echo "---- last lines of $log ----" >&2
-		tail -n 25 "$log" >&2
-		exit 1
-	fi
+	[ "$rc" -eq 0 ] || failed_with_log "$tag" "$log" "$@"
 	n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
 	if [ -z "$expected" ] || [ "$n" -gt "$expected" ]; then echo "$n" >"$counts"; fi
 }
