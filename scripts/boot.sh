@@ -2,7 +2,8 @@
 # boot.sh boot|run BOARD KERNEL [PAYLOAD…]: start the board from its labgrid
 # environment. boot: interactive shell (Ctrl-A X leaves QEMU). run: runs the
 # payloads, prints their results, powers off; fails if a payload failed or
-# the console shows a kernel splat.
+# the console shows a kernel splat. NVLAB_APPEND: more kernel command line
+# arguments for the payloads (space separated).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 mode=$1
@@ -18,9 +19,12 @@ log=$OUT/console-run.log
 payloads=$(IFS=,; echo "$*")
 stage "run $BOARD $KERNEL" "booting Linux $(source_version "$KERNEL"), payloads: $payloads (console log: $log)"
 t0=$(date +%s)
-# qemu.py stops QEMU on its timeout, Ctrl-C, SIGTERM and errors
-"$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout 600 "$envf" "$log" "nvlab.run=$payloads" >/dev/null ||
-	{ tail -n 30 "$log"; die "QEMU failed or timed out (log: $log)"; }
+# qemu.py stops QEMU on its timeout, Ctrl-C, SIGTERM and errors; the
+# console's last line shows on a terminal meanwhile
+rm -f "$log.out"
+PROGRESS=console run_progress "run $BOARD $KERNEL" "$log.out" \
+	"$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout 600 "$envf" "$log" "nvlab.run=$payloads" ${NVLAB_APPEND:-}
+rm -f "$log.out"
 if [ "$payloads" = nvmem-list ]; then
 	# the listing decoded (scripts/cells.py); all cells and JSON: make cells
 	"$VENV/bin/python" "$TOP/scripts/cells.py" "$BOARD" "$KERNEL" "$log" --max-cells 12 ||

@@ -37,6 +37,7 @@ failed_with_log() {
 # "  CC  file.o" lines) out of what the largest earlier build of this tree
 # did (kept in LOG.objects), and the elapsed time. Not on a terminal (CI):
 # a plain line every two minutes. Failure shows the log tail as run_logged.
+# PROGRESS=console: for a boot, the last line of LOG instead of objects.
 run_progress() {
 	local tag=$1 log=$2
 	shift 2
@@ -53,13 +54,18 @@ run_progress() {
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
 		now=$(date +%s)
-		n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
-		local what="$n objects"
-		if [ -n "$expected" ] && [ "$n" -le "$expected" ]; then
-			what="$n/$expected objects ($((n * 100 / expected))%)"
+		local what
+		if [ "${PROGRESS:-}" = console ]; then
+			what="console: $(tail -n 1 "$log" | tr -cd '[:print:]' | cut -c1-60)"
+		else
+			n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
+			what="$n objects"
+			if [ -n "$expected" ] && [ "$n" -le "$expected" ]; then
+				what="$n/$expected objects ($((n * 100 / expected))%)"
+			fi
 		fi
 		if [ -n "$tty" ]; then
-			printf '\r[%s] %s, %s ' "$tag" "$what" "$(elapsed "$t0")"
+			printf '\r[%s] %s, %s\033[K' "$tag" "$what" "$(elapsed "$t0")"
 		elif [ $((now - last)) -ge 120 ]; then
 			stage "$tag" "$what, $(elapsed "$t0")"
 			last=$now
@@ -68,6 +74,7 @@ run_progress() {
 	wait "$pid" || rc=$?
 	[ -z "$tty" ] || printf '\n'
 	[ "$rc" -eq 0 ] || failed_with_log "$tag" "$log" "$@"
+	[ "${PROGRESS:-}" != console ] || return 0
 	n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
 	if [ -z "$expected" ] || [ "$n" -gt "$expected" ]; then echo "$n" >"$counts"; fi
 }
