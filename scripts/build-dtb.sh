@@ -21,8 +21,14 @@ else
 	cp "$src" "$OUT/base.dtb"
 fi
 
+# a variant adds the overlays of its own (OVERLAYS_<VARIANT> in board.conf)
+overlays=$OVERLAYS
+if [ -n "$VARIANT" ]; then
+	extra=OVERLAYS_${VARIANT^^}
+	overlays="$overlays ${!extra:-}"
+fi
 dtbos=()
-for o in $OVERLAYS; do
+for o in $overlays; do
 	# an overlay may exist in a per-kernel variant (node paths differ)
 	f=$TOP/dts/$o.dtso
 	[ -e "$TOP/dts/$o-$KERNEL.dtso" ] && f=$TOP/dts/$o-$KERNEL.dtso
@@ -38,4 +44,4 @@ run_logged "$tag" "$log" fdtoverlay -i "$OUT/base.dtb" -o "$OUT/board.dtb" "${dt
 	[ "$BASE_DTB" = qemu ] && echo qemu || echo kernel
 	printf '%s\n' "${dtbos[@]}"
 } >"$OUT/board.dtb.recipe"
-stage "$tag" "$OUT/board.dtb (base: $BASE_DTB, overlays: ${OVERLAYS:-none})"
+stage "$tag" "$OUT/board.dtb (base: $BASE_DTB, overlays:$(printf ' %s' $overlays))"

@@ -132,18 +132,31 @@ def plot_locks(data, out):
 
 
 def plot_layouts(data, out):
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.8))
-    names = [d["what"] for d in data]
-    for ax, key, title in ((axes[0], "kernel_us", "in the kernel: nvmem_register()"),
-                           (axes[1], "sysfs_us", "end to end: bind to cells in sysfs")):
-        xs = range(len(data))
-        for i, k in enumerate(("ours", "ref")):
-            ax.bar([x + (i - 0.5) * 0.4 for x in xs], [d[key][k] for d in data], 0.4, label=k,
-                   color=COLORS[k])
-        ax.set_xticks(list(xs), [n.replace(", ", "\n") for n in names], fontsize=8)
-        ax.set_ylabel("µs (median)")
+    """time against size, ONIE and U-Boot environments side by side: the
+    in-kernel nvmem_register() (solid) next to bind-to-cells (dashed), ours
+    and 6.12; the device without layout as a dotted line"""
+    base = next((d for d in data if d["layout"] == "-"), None)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, prefix, title, unit in ((axes[0], "onie", "ONIE TLV table", 1),
+                                    (axes[1], "u-boot,env", "U-Boot environment", 1024)):
+        pts = sorted((d for d in data if d["layout"].startswith(prefix)), key=lambda d: d["bytes"])
+        xs = [d["bytes"] / unit for d in pts]
+        for k in ("ours", "ref"):
+            ax.plot(xs, [d["kernel_us"][k] / 1000 for d in pts], "-o", color=COLORS[k],
+                    label=f"{k}: nvmem_register()")
+            ax.plot(xs, [d["sysfs_us"][k] / 1000 for d in pts], "--s", color=COLORS[k],
+                    label=f"{k}: bind to cells in sysfs")
+            if base:
+                ax.axhline(base["sysfs_us"][k] / 1000, color=COLORS[k], linestyle=":", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("bytes" if unit == 1 else "KiB")
+        ax.set_ylabel("ms (median)")
         ax.set_title(title, fontsize=10)
-        ax.legend()
+    axes[0].legend(fontsize=7)
+    fig.suptitle("NVMEM layouts against size, ours vs 6.12 (bench kernels; dotted: no layout)",
+                 fontsize=10)
     return save(fig, out, "layouts.svg")
 
 
@@ -226,37 +239,33 @@ def main():
         kver = (logs / "kernel-version.txt").read_text().strip() if (logs / "kernel-version.txt").exists() else None
         rows.append((b, k, kver, j, boot, kunit_totals(logs / "console_main")))
 
-    sections = []  # (title, text, image or None)
     hw = {k: hwprobe_bench(build / "riscv64-virt" / k / "test-logs" / "hwprobe-bench.txt")
           for k in ("ours", "ref")}
-    if any(hw.values()):
-        ratio = ", ".join(f"{k}: system call / vDSO {v['syscall'] / v['vdso']:.0f}x, "
-                          f"/proc/cpuinfo / vDSO {v['cpuinfo'] / v['vdso']:.0f}x"
-                          for k, v in hw.items() if v)
-        sections.append(("riscv_hwprobe: vDSO, system call, /proc/cpuinfo", ratio, plot_hwprobe(hw, out)))
-    else:
-        sections.append(("riscv_hwprobe", "no figures yet: `make test` (riscv64-virt sessions)", None))
-    locks = read_json(data / "rust-locks.json")
-    if locks:
-        text = "; ".join(f"{k}: Rust/C {v['ratio']:.3f} (95% CI {v['ci'][0]:.3f}-{v['ci'][1]:.3f})"
-                         for k, v in locks.items())
-        sections.append(("Rust vs C locks", text, plot_locks(locks, out)))
-    else:
-        sections.append(("Rust vs C locks", "no figures yet: `make bench-rust-locks`", None))
-    lay = read_json(data / "layouts.json")
-    if lay:
-        text = "; ".join(f"{d['what']}: kernel ours/ref {d['kernel_us']['ours'] / d['kernel_us']['ref']:.2f}, "
-                         f"end to end ours/ref {d['sysfs_us']['ours'] / d['sysfs_us']['ref']:.2f}"
-                         for d in lay)
-        sections.append(("NVMEM layouts: in the kernel and end to end, ours vs 6.12", text,
-                         plot_layouts(lay, out)))
-    else:
-        sections.append(("NVMEM layouts", "no figures yet: `make bench-layouts`", None))
+    hw = {k: v for k, v in hw.items() if v}
     runs = test_runs(data / "test-times.jsonl")
-    if runs:
-        sections.append(("make test stage times", f"{len(runs)} run(s)", plot_times(runs, out)))
-    else:
-        sections.append(("make test stage times", "no run recorded yet: `make test`", None))
+    # (title, figures or None, their summary, their plot, what produces them)
+    figures = [
+        ("riscv_hwprobe: vDSO, system call, /proc/cpuinfo", hw,
+         lambda d: ", ".join(f"{k}: system call / vDSO {v['syscall'] / v['vdso']:.0f}x, "
+                             f"/proc/cpuinfo / vDSO {v['cpuinfo'] / v['vdso']:.0f}x" for k, v in d.items()),
+         plot_hwprobe, "`make test` (riscv64-virt sessions)"),
+        ("Rust vs C locks", read_json(data / "rust-locks.json"),
+         lambda d: "; ".join(f"{k}: Rust/C {v['ratio']:.3f} (95% CI {v['ci'][0]:.3f}-{v['ci'][1]:.3f})"
+                             for k, v in d.items()),
+         plot_locks, "`make bench-rust-locks`"),
+        ("NVMEM layouts: in the kernel and end to end, ours vs 6.12", read_json(data / "layouts.json"),
+         lambda d: "; ".join(f"{x['image']}: in the kernel ours/ref "
+                             f"{x['kernel_us']['ours'] / x['kernel_us']['ref']:.2f}, "
+                             f"end to end {x['sysfs_us']['ours'] / x['sysfs_us']['ref']:.2f}" for x in d),
+         plot_layouts, "`make bench-layouts`"),
+        ("make test stage times", runs, lambda d: f"{len(d)} run(s)", plot_times, "`make test`"),
+    ]
+    sections = []  # (title, text, image or None)
+    for title, found, summary, plot, command in figures:
+        if found:
+            sections.append((title, summary(found), plot(found, out)))
+        else:
+            sections.append((title, f"no figures yet: {command}", None))
 
     def outcome(j):
         if not j:

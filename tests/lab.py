@@ -607,10 +607,10 @@ def board_conf_path(board):
 def board_conf(board, kernel):
     """The variables of a board.conf as the scripts see them (sourced by
     bash with BOARD and KERNEL set, like scripts/lib.sh load_board):
-    OVERLAYS and every LAYOUTS*/MAC_CELLS* variable."""
+    every OVERLAYS*, LAYOUTS* and MAC_CELLS* variable."""
     path = board_conf_path(board)
     script = ('. "$1" || exit 1; '
-              'for v in OVERLAYS $(compgen -v | grep -E "^(LAYOUTS|MAC_CELLS)(_|$)"); do '
+              'for v in $(compgen -v | grep -E "^(OVERLAYS|LAYOUTS|MAC_CELLS)(_|$)"); do '
               'printf "%s=%s\\0" "$v" "${!v}"; done')
     r = subprocess.run(["bash", "--noprofile", "--norc", "-c", script, "board.conf", str(path)],
                        capture_output=True, text=True,
@@ -621,11 +621,16 @@ def board_conf(board, kernel):
     return dict(item.split("=", 1) for item in r.stdout.split("\0") if item)
 
 
-def board_overlays(board, kernel):
+def board_overlays(board, kernel, variant=None):
     """The overlay sources scripts/build-dtb.sh applies for the board on
-    `kernel`: dts/<name>-<kernel>.dtso where it exists, else dts/<name>.dtso."""
+    `kernel` (and its `variant`'s OVERLAYS_<VARIANT>): dts/<name>-<kernel>.dtso
+    where it exists, else dts/<name>.dtso."""
     found = []
-    for name in board_conf(board, kernel).get("OVERLAYS", "").split():
+    conf = board_conf(board, kernel)
+    names = conf.get("OVERLAYS", "").split()
+    if variant:
+        names += conf.get(f"OVERLAYS_{variant.upper()}", "").split()
+    for name in names:
         for f in (TOP / "dts" / f"{name}-{kernel}.dtso", TOP / "dts" / f"{name}.dtso"):
             if f.exists():
                 found.append(f)
@@ -635,11 +640,11 @@ def board_overlays(board, kernel):
     return found
 
 
-def compile_overlays(board, kernel, outdir):
+def compile_overlays(board, kernel, outdir, variant=None):
     """the board's overlays for `kernel` compiled with dtc into `outdir`
     (as scripts/build-dtb.sh does): the .dtbo paths, in order"""
     dtbos = []
-    for src in board_overlays(board, kernel):
+    for src in board_overlays(board, kernel, variant):
         out = Path(outdir) / (src.stem + ".dtbo")
         r = subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
                            capture_output=True, text=True)
@@ -649,12 +654,13 @@ def compile_overlays(board, kernel, outdir):
     return dtbos
 
 
-def rmem_regions(board, kernel):
+def rmem_regions(board, kernel, variant=None):
     """(image, address, size) of the RAM-backed EEPROMs the board's
     overlays declare on `kernel` (read as scripts/qemu.py reads the
     board's dtb)"""
     with tempfile.TemporaryDirectory(prefix="nvlab-dtbo-") as tmp:
-        return [r for dtbo in compile_overlays(board, kernel, tmp) for r in qemu_helper.rmem_regions(dtbo)]
+        return [r for dtbo in compile_overlays(board, kernel, tmp, variant)
+                for r in qemu_helper.rmem_regions(dtbo)]
 
 
 def board_images(board, kernel):

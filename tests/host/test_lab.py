@@ -244,3 +244,24 @@ def test_read_loop_results():
     assert errors == {2: 7, 19: 1}
     assert short == ["short 2"]
     assert lab.read_loop_results(["ok 0"]) == (0, {}, [])
+
+
+def test_bench_variant_sweep_attached():
+    """make bench-layouts measures every image of its sweep on a device of
+    the bench variant: each label of the script's sweep is an rmem region
+    of the variant (which keeps the board's own), with a description, and
+    no two regions overlap."""
+    text = (Path(lab.TOP) / "scripts" / "bench-layouts.sh").read_text()
+    sweep = re.search(r"^sweep=\((.*?)\)", text, re.S | re.M).group(1).split()
+    labels = [s.split(":")[0] for s in sweep]
+    assert len(labels) >= 10
+    for kernel in lab.KERNELS:
+        regions = lab.rmem_regions("riscv64-virt", kernel, variant="bench")
+        have = {label for label, _, _ in regions}
+        assert set(labels) <= have, (kernel, set(labels) - have)
+        assert {r[0] for r in lab.rmem_regions("riscv64-virt", kernel)} <= have
+        spans = sorted((addr, addr + size, label) for label, addr, size in regions)
+        for (a0, a1, la), (b0, _, lb) in zip(spans, spans[1:]):
+            assert a1 <= b0, f"{la} and {lb} overlap"
+        for label in labels:
+            assert (Path(lab.TOP) / "eeprom-images" / f"{label}.toml").is_file(), label

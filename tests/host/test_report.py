@@ -39,8 +39,11 @@ def run_files(tmp_path):
         {k: {"c_ns": 100.0, "rust_ns": 103.0, "ratio": 1.03, "ci": [1.0, 1.05], "rounds": 101}
          for k in ("mutex", "spinlock", "call")}))
     (data / "layouts.json").write_text(json.dumps(
-        [{"device": "9f008000.eeprom", "what": "ONIE TLV 2 KiB",
-          "kernel_us": {"ours": 500.0, "ref": 400.0}, "sysfs_us": {"ours": 9000.0, "ref": 8000.0}}]))
+        [{"image": img, "layout": lay, "bytes": size, "device": "x.eeprom",
+          "kernel_us": {"ours": 500.0 * f, "ref": 400.0 * f}, "sysfs_us": {"ours": 9000.0 * f, "ref": 8000.0 * f}}
+         for img, lay, size, f in (("onie-256", "onie,tlv-layout", 256, 1), ("onie-2k", "onie,tlv-layout", 2048, 2),
+                                   ("env-4k", "u-boot,env", 4096, 1), ("env-64k", "u-boot,env", 65536, 8),
+                                   ("calib-blob", "-", 0, 0.5))]))
     (data / "test-times.jsonl").write_text("".join(
         json.dumps({"run": run, "stage": st, "seconds": sec}) + "\n"
         for run, st, sec in ((1, "host checks", 60), (1, "build riscv64-virt ours", 600),
@@ -65,7 +68,7 @@ def test_report_from_run_files(run_files, monkeypatch):
     assert "10 passed, 1 failed, 1 skipped" in md
     assert "| riscv64-virt | ref | - | not run |" in md
     assert "system call / vDSO 3462x" in md
-    assert "ONIE TLV 2 KiB: kernel ours/ref 1.25, end to end ours/ref 1.12" in md
+    assert "onie-2k: in the kernel ours/ref 1.25, end to end 1.12" in md
     assert sorted(p.name for p in out.glob("*.svg")) == [
         "hwprobe.svg", "layouts.svg", "rust-locks.svg", "test-times.svg"]
     html = (out / "index.html").read_text()
