@@ -35,7 +35,8 @@ failed_with_log() {
 # run_progress TAG LOG CMD...: run_logged for a kernel build, with progress.
 # On a terminal one updating line: the objects kbuild reported so far (its
 # "  CC  file.o" lines) out of what the largest earlier build of this tree
-# did (kept in LOG.objects), and the elapsed time. Not on a terminal (CI):
+# did (kept in LOG.objects; for a tree never built, "~" the largest build
+# of another tree as an estimate), and the elapsed time. Not on a terminal (CI):
 # a plain line every two minutes. Failure shows the log tail as run_logged.
 # PROGRESS=console: for a boot, the last line of LOG instead of objects.
 run_progress() {
@@ -44,7 +45,15 @@ run_progress() {
 	local counts=$log.objects expected= t0 now last n pid rc=0 start tty=
 	mkdir -p "$(dirname "$log")"
 	touch "$log"
-	[ -s "$counts" ] && expected=$(cat "$counts")
+	local est=
+	if [ -s "$counts" ]; then
+		expected=$(cat "$counts")
+	else
+		# no build of this tree yet: the largest of the other trees' builds
+		# (another kernel or variant of a board) as an estimate
+		expected=$(cat "$BUILD"/*/*/kernel.log.objects 2>/dev/null | sort -n | tail -n 1)
+		[ -z "$expected" ] || est="~"
+	fi
 	[ -t 1 ] && tty=1
 	start=$(wc -l <"$log")
 	t0=$(date +%s)
@@ -61,7 +70,7 @@ run_progress() {
 			n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
 			what="$n objects"
 			if [ -n "$expected" ] && [ "$n" -le "$expected" ]; then
-				what="$n/$expected objects ($((n * 100 / expected))%)"
+				what="$n/$est$expected objects ($est$((n * 100 / expected))%)"
 			fi
 		fi
 		if [ -n "$tty" ]; then
@@ -76,7 +85,7 @@ run_progress() {
 	[ "$rc" -eq 0 ] || failed_with_log "$tag" "$log" "$@"
 	[ "${PROGRESS:-}" != console ] || return 0
 	n=$(tail -n "+$((start + 1))" "$log" | grep -c '^  [A-Z][A-Z0-9_]* ' || true)
-	if [ -z "$expected" ] || [ "$n" -gt "$expected" ]; then echo "$n" >"$counts"; fi
+	if [ -n "$est" ] || [ -z "$expected" ] || [ "$n" -gt "$expected" ]; then echo "$n" >"$counts"; fi
 }
 
 elapsed() {
