@@ -51,7 +51,8 @@ run_progress() {
 	else
 		# no build of this tree yet: the largest of the other trees' builds
 		# (another kernel or variant of a board) as an estimate
-		expected=$(cat "$BUILD"/*/*/kernel.log.objects 2>/dev/null | sort -n | tail -n 1)
+		# (none on a new machine: the glob stays unexpanded and cat fails)
+		expected=$(cat "$BUILD"/*/*/kernel.log.objects 2>/dev/null | sort -n | tail -n 1 || true)
 		[ -z "$expected" ] || est="~"
 	fi
 	[ -t 1 ] && tty=1
