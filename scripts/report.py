@@ -76,7 +76,10 @@ def read_json(path):
 
 
 def test_runs(path, last=8):
-    """the last runs of make test: [(run start, {stage: seconds})]"""
+    """the last finished runs of make test: [(run start, {stage: seconds})]
+
+    A run that stopped early (a failure, an interrupt) has no "total" and
+    is left out: its few stages would read as a fast run."""
     runs = {}
     try:
         lines = path.read_text().splitlines()
@@ -88,7 +91,7 @@ def test_runs(path, last=8):
             runs.setdefault(r["run"], {})[r["stage"]] = r["seconds"]
         except (ValueError, KeyError, TypeError):
             continue
-    return sorted(runs.items())[-last:]
+    return sorted((r, st) for r, st in runs.items() if "total" in st)[-last:]
 
 
 def save(fig, out, name):
@@ -119,9 +122,12 @@ def plot_locks(data, out):
     kinds = [k for k in ("mutex", "spinlock", "call") if k in data]
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     xs = range(len(kinds))
-    ax.bar([x - 0.2 for x in xs], [data[k]["c_ns"] for k in kinds], 0.4, label="C", color=COLORS["C"])
-    ax.bar([x + 0.2 for x in xs], [data[k]["rust_ns"] for k in kinds], 0.4, label="Rust",
-           color=COLORS["Rust"])
+    c = ax.bar([x - 0.2 for x in xs], [data[k]["c_ns"] for k in kinds], 0.4, label="C", color=COLORS["C"])
+    r = ax.bar([x + 0.2 for x in xs], [data[k]["rust_ns"] for k in kinds], 0.4, label="Rust",
+               color=COLORS["Rust"])
+    # the figures on the bars: a call's few ns are no visible bar next to a lock pair
+    for bars in (c, r):
+        ax.bar_label(bars, fmt="%.0f", fontsize=7)
     labels = [f"{k}\nRust/C {data[k]['ratio']:.3f}\n[{data[k]['ci'][0]:.3f}-{data[k]['ci'][1]:.3f}]"
               for k in kinds]
     ax.set_xticks(list(xs), labels)
@@ -258,7 +264,7 @@ def main():
                              f"{x['kernel_us']['ours'] / x['kernel_us']['ref']:.2f}, "
                              f"end to end {x['sysfs_us']['ours'] / x['sysfs_us']['ref']:.2f}" for x in d),
          plot_layouts, "`make bench-layouts`"),
-        ("make test stage times", runs, lambda d: f"{len(d)} run(s)", plot_times, "`make test`"),
+        ("make test stage times", runs, lambda d: f"{len(d)} finished run(s)", plot_times, "`make test`"),
     ]
     sections = []  # (title, text, image or None)
     for title, found, summary, plot, command in figures:

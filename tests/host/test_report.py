@@ -49,7 +49,9 @@ def run_files(tmp_path):
         for run, st, sec in ((1, "host checks", 60), (1, "build riscv64-virt ours", 600),
                              (1, "session riscv64-virt ours", 900), (1, "total", 1600),
                              (2, "host checks", 55), (2, "build riscv64-virt ours", 10),
-                             (2, "session riscv64-virt ours", 880), (2, "total", 950))))
+                             (2, "session riscv64-virt ours", 880), (2, "total", 950),
+                             # a run that failed in its host checks: not plotted
+                             (3, "host checks", 20))))
     return build
 
 
@@ -69,6 +71,8 @@ def test_report_from_run_files(run_files, monkeypatch):
     assert "| riscv64-virt | ref | - | not run |" in md
     assert "system call / vDSO 3462x" in md
     assert "onie-2k: in the kernel ours/ref 1.25, end to end 1.12" in md
+    # the run that stopped in its host checks is not plotted as a fast run
+    assert "2 finished run(s)" in md
     assert sorted(p.name for p in out.glob("*.svg")) == [
         "hwprobe.svg", "layouts.svg", "rust-locks.svg", "test-times.svg"]
     html = (out / "index.html").read_text()
