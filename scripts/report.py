@@ -220,8 +220,12 @@ def check_in_browser(index, screenshot=None, timeout=60):
             if entry.get("level") in ("SEVERE", "ERROR"):
                 problems.append(f"console: {entry.get('message')}")
         if screenshot:
-            height = driver.execute_script("return document.body.scrollHeight;")
-            driver.set_window_size(1200, min(max(height + 100, 900), 8000))
+            height = driver.execute_script("return document.documentElement.scrollHeight;")
+            driver.set_window_size(1200, min(max(height, 900), 8000))
+            # the window is taller than its viewport: grow it by the difference
+            inner = driver.execute_script("return window.innerHeight;")
+            if inner < height:
+                driver.set_window_size(1200, min(2 * height - inner + 20, 8000))
             driver.save_screenshot(str(screenshot))
     finally:
         driver.quit()
