@@ -163,6 +163,10 @@ for e in "${!pids[@]}"; do
 	wait "${pids[$e]}" || failed+=("$e")
 done
 
+# the sessions' results as KCIDB v5 (build/kcidb.json, checked with
+# kcidb-io), failed sessions included: what a lab submits to KCIDB
+"$VENV/bin/python" "$TOP/scripts/kcidb.py" --run "$t_all" $matrix || failed+=("kcidb: results")
+
 record_time total "$t_all"
 if [ ${#failed[@]} -gt 0 ]; then
 	stage test "FAILED: ${failed[*]} (total $(elapsed "$t_all"))"
