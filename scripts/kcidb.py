@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""kcidb.py [--build DIR] [--run ID] [--out FILE] [BOARD:KERNEL ...]: the
+"""kcidb.py [--build DIR] [--run ID] [--out FILE] [BOARD:KERNEL[:remote] ...]: the
 results of the last boot test sessions as one KCIDB v5 document.
 
 For each session (default: every board and kernel with test logs in the
 build directory) one checkout per kernel source (Debian's linux-source
 tree, with our series' patchset hash for "ours"), one build per board and
 kernel (architecture and compiler from the kernel's .config), and one test
-per pytest case of the session's JUnit file. Statuses are KCIDB's: PASS,
+per pytest case of the session's JUnit file (BOARD:KERNEL:remote: the
+session run through a labgrid remote place, scripts/remote.py, as tests
+of the same build in another environment). Statuses are KCIDB's: PASS,
 FAIL, ERROR, SKIP, and MISS for a session that left no results. An
 expected failure (pytest xfail: a known problem of the reference kernel)
 is a FAIL with a KCIDB issue and an incident naming it, so that a lab sees
@@ -135,14 +137,17 @@ def sessions_in(build):
     for b in sorted(p.name for p in (TOP / "qemu-boards").iterdir() if (p / "board.conf").exists()):
         for k in SOURCES:
             if (build / b / k / "test-logs").is_dir():
-                found.append((b, k))
+                found.append((b, k, ""))
+            if (build / b / k / "test-logs-remote").is_dir():
+                found.append((b, k, "remote"))
     return found
 
 
 def document(build, sessions, run):
     checkouts, builds, tests, issues, incidents = {}, [], [], {}, []
     series = patchset_hash(TOP / "kernel-patches")
-    for board, kernel in sessions:
+    seen_builds = {}
+    for board, kernel, where in sessions:
         tree, marker = SOURCES[kernel]
         source = (build / marker).read_text().strip() if (build / marker).exists() else "unknown"
         m = re.search(r"\((\S+) (\S+)\)", source)
@@ -160,7 +165,7 @@ def document(build, sessions, run):
             checkouts[checkout_id] = c
 
         out = build / board / kernel
-        logs = out / "test-logs"
+        logs = out / ("test-logs-" + where if where else "test-logs")
         cfg = kconfig(out / "kernel" / ".config")
         conf = board_conf(board)
         arch = conf.get("BOARD_ARCH") or next(
@@ -179,21 +184,29 @@ def document(build, sessions, run):
             b["architecture"] = arch
         if cfg.get("CONFIG_CC_VERSION_TEXT"):
             b["compiler"] = cfg["CONFIG_CC_VERSION_TEXT"]
-        builds.append(b)
+        # one build, tested locally and through a remote place
+        if build_id in seen_builds:
+            b = seen_builds[build_id]
+        else:
+            seen_builds[build_id] = b
+            builds.append(b)
 
-        env = {"comment": f"QEMU board {board} (labgrid environment tests/env/{board}.yaml)",
-               "misc": {"board": board, "platform": "qemu", "kernel_under_test": kernel}}
+        env = {"comment": f"QEMU board {board} (labgrid environment tests/env/{board}.yaml"
+                          + (", through a labgrid remote place)" if where else ")"),
+               "misc": {"board": board, "platform": "qemu", "kernel_under_test": kernel,
+                        "labgrid": where or "local"}}
+        run_where = f"{run}-{where}" if where else run
         compat = dt_compatible(out / "board.dtb")
         if compat:
             env["compatible"] = compat
         junit = logs / "junit.xml"
         if not junit.exists():
-            tests.append({"id": ident("test", board, kernel, run, "session"), "build_id": build_id,
+            tests.append({"id": ident("test", board, kernel, run_where, "session"), "build_id": build_id,
                           "origin": ORIGIN, "path": "nvmem_lab.boot", "status": "MISS",
                           "environment": env, "comment": "the session left no results"})
             continue
         start = junit_start(junit)
-        if start:
+        if start and "start_time" not in b:
             b["start_time"] = start
         seen = set()
         for cls, name, status, secs, msg in junit_cases(junit):
@@ -202,7 +215,7 @@ def document(build, sessions, run):
             if param:
                 parts.append(path_part(param.rstrip("]")))
             path = ".".join(parts)
-            tid = ident("test", board, kernel, run, f"{cls}::{name}")
+            tid = ident("test", board, kernel, run_where, f"{cls}::{name}")
             if tid in seen:
                 continue
             seen.add(tid)
@@ -243,12 +256,14 @@ def main(argv=None):
     ap.add_argument("--build", type=Path, default=TOP / "build")
     ap.add_argument("--run", default=None, help="ID of this run (default: now, in seconds)")
     ap.add_argument("--out", type=Path, default=None, help="default: BUILD/kcidb.json")
-    ap.add_argument("sessions", nargs="*", help="BOARD:KERNEL (default: every session with test logs)")
+    ap.add_argument("sessions", nargs="*", help="BOARD:KERNEL[:remote] (default: every session with test logs)")
     a = ap.parse_args(argv)
-    sessions = [tuple(s.split(":", 1)) for s in a.sessions] or sessions_in(a.build)
+    sessions = [tuple(s.split(":", 2)) for s in a.sessions]
     for s in sessions:
-        if len(s) != 2 or s[1] not in SOURCES:
-            ap.error(f"session '{':'.join(s)}': expected BOARD:KERNEL with KERNEL one of {', '.join(SOURCES)}")
+        if len(s) not in (2, 3) or s[1] not in SOURCES or s[2:] not in ((), ("remote",)):
+            ap.error(f"session '{':'.join(s)}': expected BOARD:KERNEL[:remote] with KERNEL one of "
+                     f"{', '.join(SOURCES)}")
+    sessions = [s if len(s) == 3 else (*s, "") for s in sessions] or sessions_in(a.build)
     run = a.run or str(int(datetime.now(timezone.utc).timestamp()))
     doc = document(a.build, sessions, run)
     try:

@@ -119,6 +119,17 @@ esac
 # the layout binding schemas (dtschema), their examples, and the device
 # trees the boards booted with (dts/ overlays applied)
 add_job "bindings: dtschema" '"$TOP/scripts/check-bindings.sh" "${dtbs[@]}"'
+# the same boot tests through a labgrid remote place (coordinator and
+# exporter on loopback, scripts/remote.py): every outcome as in the local
+# session, which is an earlier job of this run (of the jobs before this one,
+# at most one can still be running and it is not that session)
+remote=()
+case " $matrix " in
+*" ast2600-evb:ours "*)
+	remote=(ast2600-evb:ours:remote)
+	add_job "remote: ast2600-evb ours" '"$VENV/bin/python" "$TOP/scripts/remote.py" test ast2600-evb ours'
+	;;
+esac
 
 jobs_max=${NVLAB_TEST_JOBS:-$(nproc)}
 [ "$jobs_max" -le 2 ] || jobs_max=2
@@ -165,7 +176,7 @@ done
 
 # the sessions' results as KCIDB v5 (build/kcidb.json, checked with
 # kcidb-io), failed sessions included: what a lab submits to KCIDB
-"$VENV/bin/python" "$TOP/scripts/kcidb.py" --run "$t_all" $matrix || failed+=("kcidb: results")
+"$VENV/bin/python" "$TOP/scripts/kcidb.py" --run "$t_all" $matrix "${remote[@]}" || failed+=("kcidb: results")
 
 record_time total "$t_all"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -46,11 +46,11 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_generate_tests(metafunc):
     if "attachment" in metafunc.fixturenames:
-        env = metafunc.config.option.lg_env
+        env = lab.board_env(metafunc.config)
         found = lab.attachments(env) if env else []
         metafunc.parametrize("attachment", found, ids=[a.id for a in found])
     if "flash" in metafunc.fixturenames:
-        env = metafunc.config.option.lg_env
+        env = lab.board_env(metafunc.config)
         found = [a for a in (lab.attachments(env) if env else []) if a.kind == "mtd"]
         metafunc.parametrize("flash", found, ids=[a.id for a in found])
 
@@ -69,7 +69,7 @@ def kernel_features(kernel_under_test):
 def extra_boots(pytestconfig):
     """Boots besides the session's own, shared and stopped at the end of
     the session (lab.ExtraBoots)"""
-    boots = lab.ExtraBoots(pytestconfig.option.lg_env)
+    boots = lab.ExtraBoots(lab.board_env(pytestconfig))
     yield boots
     boots.close()
 

@@ -733,6 +733,14 @@ def board_promises(board, kernel, images=None):
     return BoardPromises(path.parent.name, kernel, tuple(layouts), tuple(macs))
 
 
+def board_env(config):
+    """The board's own environment (tests/env/<board>.yaml: what QEMU
+    attaches, the options of extra boots): $NVLAB_BOARD_ENV when the
+    session's target is elsewhere (--lg-env a remote place, scripts/remote.py),
+    else --lg-env itself."""
+    return os.environ.get("NVLAB_BOARD_ENV") or config.option.lg_env
+
+
 def board_under_test(config):
     """The board a pytest session tests: $NVLAB_BOARD (scripts/test.sh sets
     it), else the name of the --lg-env file (tests/env/<board>.yaml)."""

@@ -99,9 +99,9 @@ def promises(pytestconfig):
 
 def attachment_of(request, image):
     """the one attachment of the board's QEMU environment with this image"""
-    found = [a for a in lab.attachments(request.config.option.lg_env) if a.file.stem == image]
+    found = [a for a in lab.attachments(lab.board_env(request.config)) if a.file.stem == image]
     assert len(found) == 1, (f"board.conf promises image {image}: attached "
-                             f"{len(found)} times in {request.config.option.lg_env}")
+                             f"{len(found)} times in {lab.board_env(request.config)}")
     return found[0]
 
 
@@ -269,7 +269,7 @@ def test_unpromised_attachments_have_no_cells(shell, promises, request):
     promised = {p.target for p in promises.layouts}
     stray = []
     devs = lab.nvmem_devices(shell)
-    for a in lab.attachments(request.config.option.lg_env):
+    for a in lab.attachments(lab.board_env(request.config)):
         targets = [(a.file.stem, lab.find_device(shell, a, devs))]
         if a.kind == "mtd":
             targets += [(f"{a.file.stem}/{name}", dev)
@@ -366,7 +366,7 @@ def test_differential_against_ours(shell, request, kernel_under_test):
     the board promises on both kernels. Our session records its listing
     under the identity of its boot (lab.boot_identity); the reference
     session boots our kernel only when no such record is there."""
-    env = request.config.option.lg_env
+    env = lab.board_env(request.config)
     board = lab.board_under_test(request.config)
     out = Path(os.environ["LG_OUT"]).parent / "ours"
     if kernel_under_test != "ref":

@@ -115,7 +115,7 @@ _booted = {}
 
 @pytest.fixture(scope="session")
 def board_is_riscv(pytestconfig):
-    env = pytestconfig.option.lg_env
+    env = lab.board_env(pytestconfig)
     if not env or "riscv" not in (lab.qemu_driver_config(env) or {}).get("qemu_bin", ""):
         pytest.skip("riscv_hwprobe exists on RISC-V boards only")
     return env
@@ -138,7 +138,7 @@ def answers_for(request, config, kernel):
     own boot where it is that boot, a boot of our kernel with the same
     identity recorded by an earlier session (lab.boot_identity), else a
     boot of its own. Also written to the test log directory."""
-    env = request.config.option.lg_env
+    env = lab.board_env(request.config)
     logdir = request.config.option.lg_log
     key = (config.id, kernel)
     if key not in _booted:

@@ -57,7 +57,7 @@ def layout_targets(pytestconfig, kernel, compatible):
     """the attachments whose whole device has a layout of `compatible`"""
     board = lab.board_under_test(pytestconfig)
     promises = lab.board_promises(board, kernel)
-    by_image = {a.file.stem: a for a in lab.attachments(pytestconfig.option.lg_env)}
+    by_image = {a.file.stem: a for a in lab.attachments(lab.board_env(pytestconfig))}
     targets = [by_image[p.image] for p in promises.layouts
                if p.compatible == compatible and not p.partition]
     assert targets, f"{board}: no LAYOUTS promise with {compatible} for kernel '{kernel}'"

@@ -55,7 +55,7 @@ def rmem_with_cells(race_shell, request):
     shell = race_shell
     devs = lab.nvmem_devices(shell)
     log = lab.dmesg(shell)
-    for a in lab.attachments(request.config.option.lg_env):
+    for a in lab.attachments(lab.board_env(request.config)):
         if a.kind not in ("rmem", "at24"):
             continue
         dev = lab.find_device(shell, a, devs)

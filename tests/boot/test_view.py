@@ -91,7 +91,7 @@ def test_decoded_view(shell, request):
         assert d["of_node"] == node, f"{dev}: node {d['of_node']}, sysfs says {devs[dev][1]}"
 
     # each attached image at its device, by name
-    for a in lab.attachments(request.config.option.lg_env):
+    for a in lab.attachments(lab.board_env(request.config)):
         dev = lab.find_device(shell, a, devs)
         assert view[dev]["image"] == a.file.stem, f"{a.id}: the view names {view[dev]['image']}"
 

@@ -101,6 +101,23 @@ def test_sessions_chosen_and_checked(build, capsys):
     with pytest.raises(SystemExit):
         run(build, "riscv64-virt:mainline")
     assert "KERNEL one of ours, ref" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        run(build, "riscv64-virt:ours:lava")
+
+
+def test_remote_session_tests_the_same_build(build):
+    logs = build / "riscv64-virt" / "ours" / "test-logs-remote"
+    logs.mkdir()
+    (logs / "junit.xml").write_text(JUNIT)
+    rc, doc = run(build)
+    assert rc == 0
+    ours = [b for b in doc["builds"] if b["id"].startswith("nvmem_lab:build:riscv64-virt:ours:")]
+    assert len(ours) == 1
+    where = [t["environment"]["misc"]["labgrid"] for t in doc["tests"] if t["build_id"] == ours[0]["id"]]
+    assert where.count("local") == where.count("remote") == 6
+    assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
+    rc, doc = run(build, "riscv64-virt:ours:remote")
+    assert rc == 0 and {t["environment"]["misc"]["labgrid"] for t in doc["tests"]} == {"remote"}
 
 
 def test_patchset_hash_follows_the_series(monkeypatch):
