@@ -4,7 +4,8 @@
 #   - every schema passes dt-doc-validate (meta-schema);
 #   - every schema's examples compile and pass dt-validate;
 #   - every DTB given (the boards' device trees with their dts/ overlays)
-#     passes dt-validate against the layout schemas.
+#     passes dt-validate against the layout schemas;
+#   - so does each real board's DTB (tests/env/real/, scripts/real_dtb.py).
 # dt-validate reports problems on its output but exits 0: any report fails.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,16 @@ fail=0
 # validate FILE.dtb: layout schemas only; prints what dt-validate reports
 validate() {
 	"$VENV/bin/dt-validate" -s "$tmp/processed.json" -l nvmem/layouts "$1" 2>&1
+}
+
+# check WHAT FILE.dtb: validate, report under WHAT, note a failure
+check() {
+	local out
+	out=$(validate "$2")
+	if [ -n "$out" ]; then
+		echo "[bindings] $1: $out" >&2
+		fail=1
+	fi
 }
 
 for s in "$layouts"/*.yaml "$bindings/nvmem/nvmem.yaml"; do
@@ -38,20 +49,24 @@ for s in "$layouts"/*.yaml; do
 		fail=1
 		continue
 	fi
-	out=$(validate "$tmp/$name.dtb")
-	if [ -n "$out" ]; then
-		echo "[bindings] $name: example: $out" >&2
-		fail=1
-	fi
+	check "$name: example" "$tmp/$name.dtb"
 	n=$((n + 1))
 done
 
 for dtb in "$@"; do
-	out=$(validate "$dtb")
-	if [ -n "$out" ]; then
-		echo "[bindings] $dtb: $out" >&2
+	check "$dtb" "$dtb"
+done
+# the real boards' device trees (tests/env/real/): each board's own DTS
+# with our overlay for it (its targets must exist there), valid too
+real=0
+for env in "$TOP"/tests/env/real/*.yaml; do
+	name=$(basename "$env" .yaml)
+	if ! "$VENV/bin/python" "$TOP/scripts/real_dtb.py" "$env" "$tmp/real-$name.dtb" >/dev/null; then
 		fail=1
+		continue
 	fi
+	check "real board $name" "$tmp/real-$name.dtb"
+	real=$((real + 1))
 done
 [ "$fail" = 0 ] || die "binding check failed"
-stage bindings "$n schema(s) and their examples valid; $# board DTB(s) valid against them"
+stage bindings "$n schema(s) and their examples valid; $# board DTB(s) and $real real-board DTB(s) valid against them"

@@ -45,13 +45,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_generate_tests(metafunc):
+    # `attachment`, `flash`: the images the host attached (a real board's
+    # devices hold no host image to compare with)
     if "attachment" in metafunc.fixturenames:
         env = lab.board_env(metafunc.config)
-        found = lab.attachments(env) if env else []
+        found = [a for a in (lab.attachments(env) if env else []) if a.attached]
         metafunc.parametrize("attachment", found, ids=[a.id for a in found])
     if "flash" in metafunc.fixturenames:
         env = lab.board_env(metafunc.config)
-        found = [a for a in (lab.attachments(env) if env else []) if a.kind == "mtd"]
+        found = [a for a in (lab.attachments(env) if env else []) if a.kind == "mtd" and a.attached]
         metafunc.parametrize("flash", found, ids=[a.id for a in found])
 
 

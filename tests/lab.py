@@ -1,6 +1,7 @@
 """Helpers shared by the boot tests: what QEMU attaches to a board, and how
 to find it again inside the guest."""
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -25,8 +26,11 @@ import qemu as qemu_helper  # noqa: E402  (scripts/qemu.py)
 @dataclass(frozen=True)
 class Attachment:
     kind: str  # rmem | at24 | mtd
-    file: Path
+    file: Path  # the image; on a real board only its name (file.stem) counts
     where: str  # rmem: address (hex), at24: "<bus>-<addr>", mtd: sysfs device
+    # the host attached `file` (QEMU); on a real board the device holds
+    # whatever it holds
+    attached: bool = True
 
     @property
     def id(self):
@@ -61,13 +65,25 @@ def attachments(env_path):
     For flash, `where` is the guest sysfs device of the chip, from the
     target option mtd_devices (QEMU's if=mtd index -> controller is board
     specific). The rmem images are those $LG_RMEM loads (the labels of
-    the board's device tree, scripts/qemu.py)."""
+    the board's device tree, scripts/qemu.py).
+    A real board's environment (tests/env/real/) has no QEMUDriver: its
+    target option nvmem_devices says which device holds what board.conf
+    calls each image (label: "at24:<bus>-<addr>" or "mtd:<sysfs device>"),
+    and nothing is attached by the host."""
     qemu_helper.export_rmem_env()
     config = Environment(str(env_path)).config
     mtd_devices = config.get_target_option("main", "mtd_devices", []) or []
     cfg = qemu_driver_config(env_path)
     if not cfg:
-        return []
+        real = config.get_target_option("main", "nvmem_devices", {}) or {}
+        found = []
+        for label, spec in real.items():
+            kind, sep, where = str(spec).partition(":")
+            if not sep or kind not in ("at24", "mtd", "rmem") or not where:
+                raise ValueError(f"{env_path}: nvmem_devices: {label}: {spec!r} is not "
+                                 "at24:<bus>-<addr>, mtd:<sysfs device> or rmem:<address>")
+            found.append(Attachment(kind, Path(f"{label}.bin"), where, attached=False))
+        return found
     args = shlex.split(cfg.get("extra_args", ""))
     pairs = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("-")]
     drives = {}
@@ -195,6 +211,20 @@ def read_loop_results(lines):
         if m:
             errors[int(m.group(1))] = errors.get(int(m.group(1)), 0) + int(m.group(2))
     return ok, errors, [line for line in lines if line.startswith("short")]
+
+
+def guest_read(shell, path, offset=None, size=None):
+    """the bytes of a guest file (or of its byte range at `offset`), as the
+    guest reads them: compressed in the guest (a flash partition is mostly
+    erased bytes), sent as hex, checked against the guest's sha256"""
+    src = _guest_source(path, offset, size)
+    digest = shell.run_check(f"{src} | sha256sum", timeout=600)[0].split()[0]
+    lines = shell.run_check(f"{src} | gzip -1 -c | od -An -v -tx1", timeout=600)
+    data = gzip.decompress(bytes.fromhex("".join(lines)))
+    if sha256(data) != digest:
+        raise AssertionError(f"{path}: {len(data)} bytes came over the console, "
+                             f"not those the guest read (sha256 {digest})")
+    return data
 
 
 def guest_bytes_differ(shell, path, data, offset=None):
@@ -731,6 +761,23 @@ def board_promises(board, kernel, images=None):
             raise bad(var, entry, f"promises a second MAC for {p.consumer}")
         macs.append(p)
     return BoardPromises(path.parent.name, kernel, tuple(layouts), tuple(macs))
+
+
+def session_promises(config):
+    """What the session holds its board to: board_promises() of the board
+    under test on the session's kernel; on a real board (an environment
+    with nvmem_devices, tests/env/real/) only the promises about the
+    devices it lists, and the MACs taken from those."""
+    promises = board_promises(board_under_test(config), config.getoption("--nvlab-kernel"))
+    env = board_env(config)
+    real = [a for a in attachments(env) if not a.attached] if env else []
+    if not real:
+        return promises
+    labels = {a.file.stem for a in real}
+    layouts = tuple(p for p in promises.layouts if p.image in labels)
+    targets = {p.target for p in layouts}
+    macs = tuple(m for m in promises.macs if m.target in targets)
+    return BoardPromises(promises.board, promises.kernel, layouts, macs)
 
 
 def board_env(config):

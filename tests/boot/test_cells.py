@@ -6,9 +6,12 @@ on a kernel is declared absent there, not skipped at run time.
 
 - every promised layout: the image's attachment is found, its device-tree
   node has an nvmem-layout of the promised compatible, and the kernel gives
-  exactly the cells `nvmem-image cells` predicts from the host image
-  (names, sizes, bytes, modes that follow the device's) — for an MTD
-  partition, the partition's bytes under the fixed layout's cells; an image
+  exactly the cells `nvmem-image cells` predicts from the bytes read back
+  from the device, not from the host's image file, so that the check means
+  the same on a real board whose EEPROMs hold whatever they hold (names,
+  sizes, bytes, modes that follow the device's; tests/boot/test_boot.py
+  holds a device the host attached to its image byte for byte) — for an
+  MTD partition, its bytes under the fixed layout's cells; an image
   the layout must reject gives no cells, an error line naming the device,
   and a raw device that still reads back the whole image;
 - an attachment without a promise has no cells;
@@ -49,27 +52,34 @@ def guest_cells(shell, dev):
     return lab.nvmem_cells(shell, dev)[dev]
 
 
-def oracle(attachment, layout, index=None, src=None, extra=()):
-    """(exit status, cells or error text) of `nvmem-image cells` on the
-    attachment's image (or on the file `src`), `extra` options added"""
-    if src is None:
-        src = attachment.file
+def oracle(attachment, layout, data, index=None, extra=()):
+    """(exit status, cells or error text) of `nvmem-image cells` on `data`,
+    the bytes read back from the device (a fixed layout's cells declared
+    by the attachment's description), `extra` options added"""
+    with tempfile.NamedTemporaryFile(prefix=f"{attachment.file.stem}-", suffix=".bin") as f:
+        f.write(data)
+        f.flush()
         if layout == "fixed-layout":
-            # fixed-layout cells are declared in the image's description
-            src = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
-    cmd = [str(TOOL), "cells", str(src), "--layout", layout, "--json", *extra]
-    if index is not None:
-        cmd += ["--index", str(index)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+            desc = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
+            cmd = [str(TOOL), "cells", str(desc), "--bytes", f.name]
+        else:
+            cmd = [str(TOOL), "cells", f.name]
+        cmd += ["--layout", layout, "--json", *extra]
+        if index is not None:
+            cmd += ["--index", str(index)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
     return r.returncode, (json.loads(r.stdout) if r.returncode == 0 else r.stderr.strip())
 
 
-def save_listing(request, name, cells):
+def save_listing(request, name, dev, cells):
+    """the cells read of a promise's device, in the session's log directory
+    (scripts/lava.py holds a LAVA run of the same build to them)"""
     logdir = request.config.option.lg_log
     if logdir:
         d = Path(logdir) / "cells"
         d.mkdir(exist_ok=True)
-        (d / f"{name}.json").write_text(json.dumps(cells, indent=1, sort_keys=True) + "\n")
+        (d / f"{name}.json").write_text(json.dumps({"device": dev, "cells": cells},
+                                                   indent=1, sort_keys=True) + "\n")
 
 
 def device_mode(shell, dev):
@@ -84,17 +94,14 @@ def pytest_generate_tests(metafunc):
     kind gets no test of that kind: that is its declaration."""
     for name, kind in (("layout_promise", "layouts"), ("mac_promise", "macs")):
         if name in metafunc.fixturenames:
-            config = metafunc.config
-            promises = lab.board_promises(lab.board_under_test(config),
-                                          config.getoption("--nvlab-kernel"))
+            promises = lab.session_promises(metafunc.config)
             found = getattr(promises, kind)
             metafunc.parametrize(name, found, ids=[p.id for p in found])
 
 
 @pytest.fixture(scope="module")
 def promises(pytestconfig):
-    return lab.board_promises(lab.board_under_test(pytestconfig),
-                              pytestconfig.getoption("--nvlab-kernel"))
+    return lab.session_promises(pytestconfig)
 
 
 def attachment_of(request, image):
@@ -133,7 +140,7 @@ def promised_device(shell, request, promise):
     """(attachment, nvmem device, offset of its bytes in the image, size)"""
     a = attachment_of(request, promise.image)
     if not promise.partition:
-        return a, lab.find_device(shell, a), 0, a.file.stat().st_size
+        return a, lab.find_device(shell, a), 0, a.file.stat().st_size if a.attached else None
     assert a.kind == "mtd", f"{promise.id}: a partition of {a.id}, which is no flash"
     parts = flash_partitions(shell, a)
     assert promise.partition in parts, f"{promise.id}: no partition {promise.partition} (partitions: {sorted(parts)})"
@@ -162,15 +169,20 @@ def env_geometry(shell, dev):
     return opts
 
 
-def predicted_cells(shell, promise, a, dev, offset, size, index=None):
-    """(status, cells or error text): the oracle on the image, or for a
-    partition on its bytes; a fixed layout on a partition from the cells of
-    the device tree's container"""
+def device_bytes(shell, dev):
+    """the bytes of the nvmem device, read back in the guest: what the
+    oracle decodes (on a real board, whatever its EEPROM holds; where the
+    host attached the image, tests/boot/test_boot.py holds the device to
+    it byte for byte)"""
+    return lab.guest_read(shell, f"/sys/bus/nvmem/devices/{dev}/nvmem")
+
+
+def predicted_cells(shell, promise, a, dev, data, index=None):
+    """(status, cells or error text): the oracle on the device's bytes
+    `data`; a fixed layout on a partition from the cells of the device
+    tree's container"""
     extra = env_geometry(shell, dev) if promise.compatible.startswith("u-boot,env") else []
-    if not promise.partition:
-        return oracle(a, promise.compatible, index, extra=extra)
-    data = a.file.read_bytes()[offset:offset + size]
-    if promise.compatible == "fixed-layout":
+    if promise.partition and promise.compatible == "fixed-layout":
         regs = shell.run_check(
             f"cd /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout && for c in *@*; do "
             "echo \"$c $(od -An -tx1 $c/reg | tr -d ' \\n')\"; done")
@@ -181,10 +193,7 @@ def predicted_cells(shell, promise, a, dev, offset, size, index=None):
             cells.append({"sysfs": f"{node.split('@')[0]}@{start:x},0", "size": length,
                           "content": data[start:start + length].hex()})
         return 0, cells
-    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
-        f.write(data)
-        f.flush()
-        return oracle(a, promise.compatible, index, src=f.name, extra=extra)
+    return oracle(a, promise.compatible, data, index, extra=extra)
 
 
 # the cells of each promise as read on the session's boot
@@ -199,12 +208,16 @@ def test_layout_promise_kept(shell, layout_promise, request):
     layout = guest_layout(shell, dev)
     assert layout == p.compatible, (f"{p.id}: {dev}'s device-tree node has nvmem-layout "
                                     f"{layout or 'none'}, board.conf promises {p.compatible}")
-    status, predicted = predicted_cells(shell, p, a, dev, offset, size)
+    data = device_bytes(shell, dev)
+    status, predicted = predicted_cells(shell, p, a, dev, data)
     got = guest_cells(shell, dev)
     _session_listings[p.target] = {n: [s, c] for n, (s, _, c) in got.items()}
-    save_listing(request, p.target.replace("/", "_"), _session_listings[p.target])
+    save_listing(request, p.target.replace("/", "_"), dev, _session_listings[p.target])
     if status != 0:
-        expect_rejected(shell, p, a.file.read_bytes()[offset:offset + size], dev, got, predicted,
+        # where the host attached the image, the raw device must still
+        # read back all of it; on a real board, what was read
+        attached = a.attached and a.file.read_bytes()[offset:offset + size]
+        expect_rejected(shell, p, attached or data, dev, got, predicted,
                         request.config.getoption("--nvlab-kernel"))
         return
     want = {c["sysfs"]: (c["size"], c["content"]) for c in predicted}
@@ -214,7 +227,6 @@ def test_layout_promise_kept(shell, layout_promise, request):
         assert got[name][0] == cell_size, f"{dev}/cells/{name}: size {got[name][0]}, predicted {cell_size}"
         assert got[name][2] == content, f"{dev}/cells/{name}: read {got[name][2]}, predicted {content}"
     # an environment with an ethaddr that gets no cell: the kernel says why
-    data = a.file.read_bytes()[offset:offset + size]
     if (request.config.getoption("--nvlab-kernel") == "ours" and p.compatible.startswith("u-boot,env")
             and re.search(rb"\0ethaddr=", data) and not any(n.startswith("ethaddr@") for n in want)):
         lines = [line for line in lab.dmesg(shell) if re.search(rf"(^|[ :]){re.escape(dev)}:", line)]
@@ -326,7 +338,7 @@ def test_mac_promise_kept(shell, mac_promise, promises, request):
     assert cell_node and re.sub(r"@[^/]*$", "", cell_node) == f"{provider}/nvmem-layout/{p.cell}", \
         f"{iface}: nvmem-cells points at {cell_node}, board.conf promises {p.cell} of {p.target} ({provider})"
     assert index == p.index, f"{iface}: cell index {index} in the device tree, board.conf promises {p.index}"
-    status, predicted = predicted_cells(shell, layout, a, dev, offset, size, p.index)
+    status, predicted = predicted_cells(shell, layout, a, dev, device_bytes(shell, dev), p.index)
     assert status == 0, f"{p.target}: {predicted}"
     mac = [c for c in predicted if c["name"] == p.cell]
     assert mac and mac[0]["indexed"], f"no indexed MAC cell {p.cell} predicted for {p.target}"

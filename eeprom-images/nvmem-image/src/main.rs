@@ -77,6 +77,11 @@ enum Cmd {
         /// U-Boot environments: the layout node's env-redundant-offset
         #[arg(long, value_parser = parse_number)]
         env_redundant_offset: Option<usize>,
+        /// the bytes a device holds (read back from it): the cells are
+        /// read from them; a description input then only declares the
+        /// fixed-layout cells, its image is not built
+        #[arg(long)]
+        bytes: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -212,6 +217,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             index,
             env_size,
             env_redundant_offset,
+            bytes,
             json,
         } => {
             let layout: Layout = layout.parse().map_err(Error::Usage)?;
@@ -222,7 +228,15 @@ fn run(cli: Cli) -> Result<(), Error> {
                 } else {
                     vec![]
                 };
-                (d.build()?, fixed)
+                match &bytes {
+                    Some(b) => (read(b)?, fixed),
+                    None => (d.build()?, fixed),
+                }
+            } else if bytes.is_some() {
+                return Err(Error::Usage(
+                    "--bytes goes with a description (.toml) input: an image is its own bytes"
+                        .into(),
+                ));
             } else if layout == Layout::Fixed {
                 return Err(Error::Usage(
                     "fixed-layout cells come from a description (.toml), not an image".into(),
@@ -230,7 +244,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             } else {
                 (read(&input)?, vec![])
             };
-            let path = input.display().to_string();
+            let path = bytes.as_ref().unwrap_or(&input).display().to_string();
             let env = nvmem_image::uboot::Geometry {
                 env_size,
                 redundant_offset: env_redundant_offset,

@@ -322,3 +322,62 @@ fn malformed_environment_fields_checked() {
         &["vars", "over the size"],
     );
 }
+
+/// `cells --bytes`: the cells are read from the bytes a device gave back,
+/// the description only declares the fixed cells; bytes shorter than a
+/// cell, or `--bytes` with an image input, are errors.
+#[test]
+fn cells_from_read_back_bytes() {
+    let d = tmp("bytes");
+    let desc = d.0.join("fixed.toml");
+    std::fs::write(
+        &desc,
+        "format = \"blob\"\nsize = 16\n[[region]]\noffset = 2\nascii = \"ab\"\ncell = \"c\"\n",
+    )
+    .unwrap();
+    let raw = d.0.join("raw.bin");
+    std::fs::write(&raw, b"..xy............").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nvmem-image"))
+        .args([
+            "cells",
+            desc.to_str().unwrap(),
+            "--layout",
+            "fixed-layout",
+            "--json",
+        ])
+        .args(["--bytes", raw.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\"7879\""),
+        "cell content not from the bytes: {text}"
+    );
+    std::fs::write(&raw, b"..").unwrap();
+    let err = fails(&[
+        "cells",
+        desc.to_str().unwrap(),
+        "--layout",
+        "fixed-layout",
+        "--bytes",
+        raw.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("raw.bin") && err.contains("past the device"),
+        "{err}"
+    );
+    let err = fails(&[
+        "cells",
+        raw.to_str().unwrap(),
+        "--layout",
+        "onie,tlv-layout",
+        "--bytes",
+        raw.to_str().unwrap(),
+    ]);
+    assert!(err.contains("--bytes"), "{err}");
+}
