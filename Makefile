@@ -7,6 +7,7 @@
 #   make kernel|dtb|initramfs|images BOARD=… KERNEL=…, make series, make setup, make clean
 #   make check-series           checkpatch --strict every patch and build the kernel after each
 #   make test-remote [BOARD=…] [KERNEL=…]  the boot tests through a labgrid remote place on loopback, compared with the local session
+#   make test-lava [BOARD=…]    the board's LAVA job (from its environment) in lava-run, held to the last local session
 #   make check-fresh [STAGES="run test"]  the README commands in a new Debian 12 root (debootstrap, chroot; root)
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
@@ -18,7 +19,7 @@ KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
+.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote test-lava series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -62,6 +63,9 @@ test: setup
 
 test-remote: board
 	@build/venv/bin/python $(S)/remote.py test $(BOARD) $(KERNEL)
+
+test-lava: board
+	@build/venv/bin/python $(S)/lava.py run $(BOARD) $(KERNEL)
 
 bench-images: setup
 	@$(S)/cargo.sh run -q --release -p nvmem-image --example env_bench

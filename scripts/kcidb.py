@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kcidb.py [--build DIR] [--run ID] [--out FILE] [BOARD:KERNEL[:remote] ...]: the
+"""kcidb.py [--build DIR] [--run ID] [--out FILE] [BOARD:KERNEL[:remote|:lava] ...]: the
 results of the last boot test sessions as one KCIDB v5 document.
 
 For each session (default: every board and kernel with test logs in the
@@ -8,7 +8,9 @@ tree, with our series' patchset hash for "ours"), one build per board and
 kernel (architecture and compiler from the kernel's .config), and one test
 per pytest case of the session's JUnit file (BOARD:KERNEL:remote: the
 session run through a labgrid remote place, scripts/remote.py, as tests
-of the same build in another environment). Statuses are KCIDB's: PASS,
+of the same build in another environment; BOARD:KERNEL:lava: the LAVA job
+of the build, scripts/lava.py, one test per result LAVA recorded in
+build/BOARD/KERNEL/lava/results.json). Statuses are KCIDB's: PASS,
 FAIL, ERROR, SKIP, and MISS for a session that left no results. An
 expected failure (pytest xfail: a known problem of the reference kernel)
 is a FAIL with a KCIDB issue and an incident naming it, so that a lab sees
@@ -125,6 +127,17 @@ def junit_cases(path):
     return out
 
 
+LAVA_STATUS = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP"}
+
+
+def lava_cases(path):
+    """the junit_cases() of the results a LAVA job recorded
+    (scripts/lava.py: [{definition, case, result}])"""
+    return [(f"lava.{r['definition']}", r["case"], LAVA_STATUS.get(r["result"], "ERROR"), 0.0,
+             "" if r["result"] == "pass" else f"LAVA result: {r['result']}")
+            for r in json.loads(path.read_text())]
+
+
 def junit_start(path):
     for el in ET.parse(path).getroot().iter("testsuite"):
         if el.get("timestamp"):
@@ -140,6 +153,8 @@ def sessions_in(build):
                 found.append((b, k, ""))
             if (build / b / k / "test-logs-remote").is_dir():
                 found.append((b, k, "remote"))
+            if (build / b / k / "lava" / "results.json").exists():
+                found.append((b, k, "lava"))
     return found
 
 
@@ -191,25 +206,30 @@ def document(build, sessions, run):
             seen_builds[build_id] = b
             builds.append(b)
 
-        env = {"comment": f"QEMU board {board} (labgrid environment tests/env/{board}.yaml"
-                          + (", through a labgrid remote place)" if where else ")"),
-               "misc": {"board": board, "platform": "qemu", "kernel_under_test": kernel,
-                        "labgrid": where or "local"}}
+        misc = {"board": board, "platform": "qemu", "kernel_under_test": kernel}
+        if where == "lava":
+            env = {"comment": f"QEMU board {board} as a LAVA job (lava-run, device type qemu; "
+                              "scripts/lava.py from tests/env/{board}.yaml)",
+                   "misc": {**misc, "lava": "lava-run"}}
+        else:
+            env = {"comment": f"QEMU board {board} (labgrid environment tests/env/{board}.yaml"
+                              + (", through a labgrid remote place)" if where else ")"),
+                   "misc": {**misc, "labgrid": where or "local"}}
         run_where = f"{run}-{where}" if where else run
         compat = dt_compatible(out / "board.dtb")
         if compat:
             env["compatible"] = compat
-        junit = logs / "junit.xml"
+        junit = out / "lava" / "results.json" if where == "lava" else logs / "junit.xml"
         if not junit.exists():
             tests.append({"id": ident("test", board, kernel, run_where, "session"), "build_id": build_id,
                           "origin": ORIGIN, "path": "nvmem_lab.boot", "status": "MISS",
                           "environment": env, "comment": "the session left no results"})
             continue
-        start = junit_start(junit)
+        start = None if where == "lava" else junit_start(junit)
         if start and "start_time" not in b:
             b["start_time"] = start
         seen = set()
-        for cls, name, status, secs, msg in junit_cases(junit):
+        for cls, name, status, secs, msg in (lava_cases(junit) if where == "lava" else junit_cases(junit)):
             base, _, param = name.partition("[")
             parts = ["nvmem_lab"] + [path_part(p) for p in cls.split(".") if p != "tests"] + [path_part(base)]
             if param:
@@ -256,12 +276,13 @@ def main(argv=None):
     ap.add_argument("--build", type=Path, default=TOP / "build")
     ap.add_argument("--run", default=None, help="ID of this run (default: now, in seconds)")
     ap.add_argument("--out", type=Path, default=None, help="default: BUILD/kcidb.json")
-    ap.add_argument("sessions", nargs="*", help="BOARD:KERNEL[:remote] (default: every session with test logs)")
+    ap.add_argument("sessions", nargs="*",
+                    help="BOARD:KERNEL[:remote|:lava] (default: every session with test logs)")
     a = ap.parse_args(argv)
     sessions = [tuple(s.split(":", 2)) for s in a.sessions]
     for s in sessions:
-        if len(s) not in (2, 3) or s[1] not in SOURCES or s[2:] not in ((), ("remote",)):
-            ap.error(f"session '{':'.join(s)}': expected BOARD:KERNEL[:remote] with KERNEL one of "
+        if len(s) not in (2, 3) or s[1] not in SOURCES or s[2:] not in ((), ("remote",), ("lava",)):
+            ap.error(f"session '{':'.join(s)}': expected BOARD:KERNEL[:remote|:lava] with KERNEL one of "
                      f"{', '.join(SOURCES)}")
     sessions = [s if len(s) == 3 else (*s, "") for s in sessions] or sessions_in(a.build)
     run = a.run or str(int(datetime.now(timezone.utc).timestamp()))

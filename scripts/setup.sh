@@ -17,6 +17,10 @@ PKGS=(
 	python3-venv python3-dev swig
 	chromium chromium-driver
 )
+# LAVA's dispatcher, to run the generated jobs (scripts/lava.py) with
+# lava-run; without its recommends (a web server, a TFTP server, ser2net:
+# a worker of a real lab, not what lava-run needs for QEMU)
+LAVA_PKGS=(lava-dispatcher)
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
@@ -39,12 +43,35 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${extra[@]}" "${missing[@]}" \
 		>"$BUILD/setup-apt.log" 2>&1 || { tail -n 20 "$BUILD/setup-apt.log" >&2; die "apt-get install failed (log: $BUILD/setup-apt.log)"; }
 fi
+missing=()
+for p in "${LAVA_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	stage setup "installing LAVA's dispatcher (${missing[*]}, no recommends)"
+	$SUDO apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+		>"$BUILD/setup-apt.log" 2>&1 || { tail -n 20 "$BUILD/setup-apt.log" >&2; die "apt-get install failed (log: $BUILD/setup-apt.log)"; }
+fi
 
 if [ ! -e /usr/src/linux-source-6.12.tar.xz ]; then
 	stage setup "fetching linux-source-6.12 (reference tree) from trixie"
 	deb=$("$TOP/scripts/fetch-deb.sh" trixie all linux-source-6.12 "$BUILD/debs")
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$deb" >"$BUILD/setup-apt.log" 2>&1 ||
 		{ tail -n 20 "$BUILD/setup-apt.log" >&2; die "installing $deb failed"; }
+fi
+
+# lava-server's device-type templates (qemu.jinja2, base-uboot.jinja2, ...):
+# scripts/lava.py renders device dictionaries with them as a lava-server
+# does. Only the templates, from the package of this release, not installed
+# (lava-server is a web service with a database).
+if [ ! -e "$BUILD/lava-server/device-types/qemu.jinja2" ]; then
+	stage setup "unpacking lava-server's device-type templates ($BUILD/lava-server)"
+	deb=$("$TOP/scripts/fetch-deb.sh" "$codename" all lava-server "$BUILD/debs")
+	rm -rf "$BUILD/lava-server" && mkdir -p "$BUILD/lava-server/unpacked"
+	dpkg-deb -x "$deb" "$BUILD/lava-server/unpacked"
+	mv "$BUILD/lava-server/unpacked/usr/share/lava-server/device-types" "$BUILD/lava-server/device-types"
+	rm -rf "$BUILD/lava-server/unpacked"
 fi
 
 if [ ! -x "$VENV/bin/pytest" ] || [ "$TOP/tests/requirements.txt" -nt "$VENV/.nvlab-stamp" ]; then

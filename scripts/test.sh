@@ -131,6 +131,19 @@ case " $matrix " in
 	;;
 esac
 
+# the same build as a LAVA job run by Debian's lava-run (scripts/lava.py:
+# job and device dictionary from the board's environment, LAVA's schemas,
+# every LAVA result held to the local session's outcome, which it waits for)
+lava=()
+for b in ast2600-evb riscv64-virt; do
+	case " $matrix " in
+	*" $b:ours "*)
+		lava+=("$b:ours:lava")
+		add_job "lava: $b ours" "\"\$VENV/bin/python\" \"\$TOP/scripts/lava.py\" run $b ours"
+		;;
+	esac
+done
+
 jobs_max=${NVLAB_TEST_JOBS:-$(nproc)}
 [ "$jobs_max" -le 2 ] || jobs_max=2
 [ "$jobs_max" -ge 1 ] || jobs_max=1
@@ -176,7 +189,7 @@ done
 
 # the sessions' results as KCIDB v5 (build/kcidb.json, checked with
 # kcidb-io), failed sessions included: what a lab submits to KCIDB
-"$VENV/bin/python" "$TOP/scripts/kcidb.py" --run "$t_all" $matrix "${remote[@]}" || failed+=("kcidb: results")
+"$VENV/bin/python" "$TOP/scripts/kcidb.py" --run "$t_all" $matrix "${remote[@]}" "${lava[@]}" || failed+=("kcidb: results")
 
 record_time total "$t_all"
 if [ ${#failed[@]} -gt 0 ]; then

@@ -102,7 +102,7 @@ def test_sessions_chosen_and_checked(build, capsys):
         run(build, "riscv64-virt:mainline")
     assert "KERNEL one of ours, ref" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        run(build, "riscv64-virt:ours:lava")
+        run(build, "riscv64-virt:ours:elsewhere")
 
 
 def test_remote_session_tests_the_same_build(build):
@@ -118,6 +118,27 @@ def test_remote_session_tests_the_same_build(build):
     assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
     rc, doc = run(build, "riscv64-virt:ours:remote")
     assert rc == 0 and {t["environment"]["misc"]["labgrid"] for t in doc["tests"]} == {"remote"}
+
+
+def test_lava_results_are_tests_of_the_same_build(build):
+    d = build / "ast2600-evb" / "ours" / "lava"
+    d.mkdir(parents=True)
+    (d / "results.json").write_text(json.dumps([
+        {"definition": "0_nvmem", "case": "cells-onie-switch", "result": "pass"},
+        {"definition": "0_nvmem", "case": "cells-sl28-vpd", "result": "fail"},
+        {"definition": "lava", "case": "job", "result": "pass"},
+        {"definition": "0_kunit", "case": "odd", "result": "unknown"}]))
+    rc, doc = run(build, "ast2600-evb:ours:lava")
+    assert rc == 0
+    assert [t["status"] for t in doc["tests"]] == ["PASS", "FAIL", "PASS", "ERROR"]
+    assert {t["environment"]["misc"]["lava"] for t in doc["tests"]} == {"lava-run"}
+    assert doc["tests"][0]["path"] == "nvmem_lab.lava.0_nvmem.cells-onie-switch"
+    # found without being named, next to the local session of that build
+    rc, doc = run(build)
+    lava = [t for t in doc["tests"] if "lava" in t["environment"]["misc"]]
+    assert len(lava) == 4 and len({t["build_id"] for t in lava}) == 1
+    assert lava[0]["build_id"] in {b["id"] for b in doc["builds"]}
+    assert len({t["id"] for t in doc["tests"]}) == len(doc["tests"])
 
 
 def test_patchset_hash_follows_the_series(monkeypatch):
