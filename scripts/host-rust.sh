@@ -17,7 +17,9 @@ if ! apt-cache show rustc-web >/dev/null 2>&1; then
 fi
 apt-cache show rustc-web >/dev/null 2>&1 ||
 	die "no rustc-web package in the apt sources: enable bookworm-security, or install a Rust >= $(host_rust_min) with clippy and rustfmt (e.g. rustup)"
-libstd=$(apt-cache depends libstd-rust-web-dev | awk '$1 == "Depends:" && $2 ~ /^libstd-rust-web-[0-9]/ { print $2; exit }')
+# awk reads to the end: leaving at the first match can end apt-cache, which
+# writes line by line, with SIGPIPE, and pipefail then fails the assignment
+libstd=$(apt-cache depends libstd-rust-web-dev | awk '$1 == "Depends:" && $2 ~ /^libstd-rust-web-[0-9]/ && !found { print $2; found = 1 }')
 [ -n "$libstd" ] || die "cannot tell the run-time library package of libstd-rust-web-dev"
 pkgs+=("$libstd")
 stage setup "unpacking Debian's Rust toolchain for the host tools into $HOST_RUST (${pkgs[*]})"
