@@ -187,7 +187,9 @@ def nvmem_cells(shell, *devs):
     empty dict), read in one guest process"""
     cells = {dev: {} for dev in devs}
     if devs:
-        for line in shell.run_check("nvmem-sysfs cells " + " ".join(devs), timeout=120):
+        # a 64 KiB U-Boot environment has 2000 cells: over 100 s on the KASAN
+        # kernel next to other sessions
+        for line in shell.run_check("nvmem-sysfs cells " + " ".join(devs), timeout=600):
             dev, name, size, mode, content = line.split(" ")
             cells[dev][name] = (int(size), mode,
                                 None if content == "ERR" else ("" if content == "-" else content))
