@@ -112,6 +112,14 @@ def test_real_board_dictionaries_render_valid(device):
     assert any(c.startswith("tftp {KERNEL_ADDR}") for c in uboot["ramdisk"]["commands"])
 
 
+@pytest.mark.parametrize("board,model", [("ast2600-evb", "ftgmac100"), ("riscv64-virt", None)])
+def test_nic_model_of_each_board(board, model):
+    """the option read from the board's own environment: one that sets
+    no options at all (riscv64-virt) gets the template's NIC, not an
+    exception from labgrid"""
+    assert lava.nic_model(board, "ours") == model
+
+
 def test_context_takes_the_board_apart(files):
     binary, options, _ = lava.split_command(command(files))
     ctx = lava.qemu_context(binary, options, "ftgmac100")
