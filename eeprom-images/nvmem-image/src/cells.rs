@@ -137,10 +137,13 @@ pub fn predict(
             Ok(image
                 .tlvs
                 .iter()
+                // the kernel makes no cell of an empty TLV, and reads a
+                // mac-address TLV plus the index only when it has 6 bytes
+                .filter(|t| t.len > 0)
                 .filter_map(|t| {
                     let name = t.name?;
                     let raw = &img[t.value_offset..t.value_offset + t.len];
-                    let kind = if t.code == 0x24 {
+                    let kind = if t.code == 0x24 && t.len == 6 {
                         Post::MacAdd
                     } else {
                         Post::None

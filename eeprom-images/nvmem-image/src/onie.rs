@@ -220,6 +220,16 @@ pub fn decode(data: &[u8]) -> Result<Image, DecodeError> {
                 format!("TLV type {code:#04x} of length {len} runs past the declared TLV area (ends at {end:#x})"),
             ));
         }
+        // the kernel's layout takes nothing after the CRC-32 TLV
+        if code == CRC_TYPE && (len != 4 || off + 2 + len != end) {
+            return Err(DecodeError::at(
+                off,
+                format!(
+                    "CRC-32 TLV of length {len} with {} byte(s) of TLV area after it: it must be the last, of length 4",
+                    end - (off + 2 + len)
+                ),
+            ));
+        }
         let v = &data[off + 2..off + 2 + len];
         let info = type_info(code);
         tlvs.push(Tlv {

@@ -54,3 +54,50 @@ fn cells_of_golden_onie() {
     assert_eq!(names, ["product-name@d,0", "crc32@11,0"]);
     assert_eq!(c[1].content.as_deref(), Some("8d53af81"));
 }
+
+/// An ONIE table as the kernel's layout reads it: TLVs (type, value) and
+/// the CRC-32 TLV over all before its value.
+fn onie_table(tlvs: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut img = b"TlvInfo\x00\x01\x00\x00".to_vec();
+    for (t, v) in tlvs {
+        img.push(*t);
+        img.push(v.len() as u8);
+        img.extend_from_slice(v);
+    }
+    let total = (img.len() - 11 + 6) as u16;
+    img[9..11].copy_from_slice(&total.to_be_bytes());
+    img.extend_from_slice(&[0xfe, 4]);
+    let crc = onie::crc32(&img);
+    img.extend_from_slice(&crc.to_be_bytes());
+    img
+}
+
+#[test]
+fn onie_cells_as_the_kernel_makes_them() {
+    // found by the kernel parser's fuzzing (make fuzz-kernel): an empty
+    // TLV is no cell, a 3-byte mac-address one gets no index
+    let img = onie_table(&[(0x21, b""), (0x22, b"P1"), (0x24, b"\x02\x00\x01")]);
+    let c = cells::predict(
+        cells::Layout::OnieTlv,
+        &img,
+        &[],
+        Some(1),
+        Default::default(),
+    )
+    .unwrap();
+    let names: Vec<_> = c.iter().map(|c| c.sysfs.as_str()).collect();
+    assert_eq!(names, ["part-number@f,0", "mac-address@13,0", "crc32@18,0"]);
+    assert_eq!(c[1].indexed, None);
+    assert_eq!(c[1].content.as_deref(), Some("020001"));
+}
+
+#[test]
+fn onie_crc_tlv_must_be_last() {
+    // a CRC-32 TLV with TLVs after it: the kernel rejects the table
+    let img = onie_table(&[(0x21, b"A"), (0xfe, b"\0\0\0\0"), (0x22, b"B")]);
+    let err = cells::predict(cells::Layout::OnieTlv, &img, &[], None, Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("must be the last"), "{err}");
+    assert!(err.contains("0xe"), "no offset of the TLV in: {err}");
+}
