@@ -10,6 +10,7 @@
 #   make test-lava [BOARD=…]    the board's LAVA job (from its environment) in lava-run, held to the last local session
 #   make check-fresh [STAGES="run test"]  the README commands in a new Debian 12 root (debootstrap, chroot; root)
 #   make bench-images, make fuzz [FUZZ_SECONDS=600]   (image tool benchmark and fuzzing)
+#   make fuzz-kernel [SECONDS=600]                      the kernel's layout parsers under libFuzzer + ASan/UBSan, held to nvmem-image
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
 #   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref (bench variant)
 #   make bench-rust-locks                               Rust Mutex/SpinLock vs C mutex/spinlock, same kernel
@@ -19,7 +20,7 @@ KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote test-lava series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz check-fresh
+.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote test-lava series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz fuzz-kernel check-fresh
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -86,6 +87,12 @@ rusttest: setup
 
 fuzz: setup
 	@$(S)/fuzz.sh $(FUZZ_SECONDS)
+
+# the layout drivers of layouts/drivers/ compiled unmodified for the host
+# (tests/fuzz-kernel/), each fuzzed SECONDS, then the regression pass that
+# make test runs (scripts/fuzz-kernel.py check)
+fuzz-kernel: setup
+	@build/venv/bin/python $(S)/fuzz-kernel.py run $(or $(SECONDS),600)
 
 series: setup
 	@$(S)/export-series.sh

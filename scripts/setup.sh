@@ -9,7 +9,7 @@ set -euo pipefail
 
 PKGS=(
 	linux-source-6.1 build-essential bc bison flex libssl-dev libelf-dev cpio kmod rsync
-	ccache clang lld llvm rustc rust-src bindgen
+	ccache clang lld llvm rustc rust-src bindgen libclang-rt-14-dev
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	qemu-system-misc qemu-system-arm opensbi

@@ -29,6 +29,9 @@ if [ -f "$TOP/Cargo.toml" ]; then
 		failed+=("host: cargo")
 fi
 "$VENV/bin/pytest" -c "$TOP/pytest.ini" --rootdir "$TOP" -q "$TOP/tests/host" || failed+=("host: pytest tests/host")
+# the kernel's layout parsers on the host (ASan, UBSan): the saved fuzzing
+# corpus and the seeds once each, held to nvmem-image (make fuzz-kernel fuzzes)
+"$VENV/bin/python" "$TOP/scripts/fuzz-kernel.py" check || failed+=("host: kernel parsers' fuzzing corpus")
 for s in "$TOP"/scripts/*.sh "$TOP"/guest/init "$TOP"/guest/payloads/*; do
 	bash -n "$s" || failed+=("host: syntax of $s")
 done

@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* host stand-in for <linux/module.h>: everything is in kshim.h */
+#include <kshim.h>
