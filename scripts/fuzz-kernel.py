@@ -290,6 +290,37 @@ def fuzz(layout, seconds, bindir):
     return execs, (int(cov[-1][0]), int(cov[-1][1])) if cov else (None, None), kept, log
 
 
+def line_coverage(layout):
+    """(covered, total) lines of the layout's driver source when the saved
+    corpus and the seeds are replayed (clang's source-based coverage)"""
+    src, _ = LAYOUTS[layout]
+    work = OUT / "coverage" / layout
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    exe = work / "replay"
+    r = subprocess.run([clang(), "-std=gnu11", "-g", "-O0", "-fprofile-instr-generate",
+                        "-fcoverage-mapping", "-I", str(SRC / "include"),
+                        "-I", str(TOP / "layouts" / "drivers"), str(SRC / f"harness-{layout}.c"),
+                        str(SRC / "kshim.c"), str(SRC / "kshim-main.c"), "-o", str(exe)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise Failure(f"coverage build of {layout}: {r.stderr[-2000:]}")
+    files = corpus_files(layout)
+    for i in range(0, len(files), 500):
+        subprocess.run([str(exe), *map(str, files[i:i + 500])], capture_output=True, timeout=600,
+                       env={**os.environ, "LLVM_PROFILE_FILE": str(work / f"{i}.profraw")})
+    subprocess.run(["llvm-profdata", "merge", "-o", str(work / "all.profdata"),
+                    *map(str, work.glob("*.profraw"))], check=True, capture_output=True)
+    r = subprocess.run(["llvm-cov", "export", "-summary-only", str(exe),
+                        f"-instr-profile={work / 'all.profdata'}"],
+                       capture_output=True, text=True, check=True)
+    for f in json.loads(r.stdout)["data"][0]["files"]:
+        if f["filename"].endswith("/" + src):
+            lines = f["summary"]["lines"]
+            return lines["covered"], lines["count"]
+    raise Failure(f"no coverage of {src}")
+
+
 def run(seconds, layouts):
     images()
     bindir = build()
@@ -297,9 +328,13 @@ def run(seconds, layouts):
     for layout in layouts:
         say(f"fuzzing {layout} for {seconds} s (log: {OUT / 'run' / layout / 'fuzz.log'})")
         execs, (cov, ft), kept, log = fuzz(layout, seconds, bindir)
+        covered, count = line_coverage(layout)
         results[layout] = {"seconds": seconds, "executions": execs, "coverage": cov,
-                           "features": ft, "crashes": [str(k.relative_to(TOP)) for k in kept]}
+                           "features": ft, "driver_lines": [covered, count],
+                           "crashes": [str(k.relative_to(TOP)) for k in kept]}
         say(f"{layout}: {execs} executions in {seconds} s, coverage {cov} edges ({ft} features), "
+            f"{LAYOUTS[layout][0]} lines run {covered}/{count} ({100 * covered / count:.1f} %) "
+            f"by the saved corpus and seeds, "
             f"{len(kept)} crash(es){': ' + ', '.join(map(str, kept)) if kept else ''}")
     (OUT / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     crashed = [name for name, r in results.items() if r["crashes"]]

@@ -16,7 +16,8 @@
  *    stays inside the buffer and answers 0 or -EINVAL.
  * A checksum stands between random bytes and most of a parser: after the
  * input as it is, each input runs again with the checksums the harness's
- * kshim_fixup() recomputes, where it finds their place.
+ * kshim_fixup() recomputes, where it finds their place, and a third time
+ * with one allocation or device read failing.
  * With NVLAB_FUZZ_LIST set in the environment, each run also prints one
  * JSON line: the configuration, the cells, the messages and the bytes of
  * a fixed-up device (for the differential against nvmem-image,
@@ -60,6 +61,12 @@ static unsigned int n_cells;
 static char *messages[KSHIM_MAX_LOG];
 static unsigned int n_messages;
 static bool listing;
+/*
+ * fault injection: the n-th (from 0) allocation, device read or cell the
+ * core would allocate fails
+ */
+static long fault_at = -1;
+static long fault_points;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 kshim_bug(const char *fmt, ...)
@@ -74,8 +81,15 @@ kshim_bug(const char *fmt, ...)
 	abort();
 }
 
+static bool fault(void)
+{
+	return fault_points++ == fault_at;
+}
+
 void *kshim_alloc(size_t size)
 {
+	if (fault())
+		return NULL;
 	/* as kmalloc: nothing above 4 MiB here (KMALLOC_MAX_SIZE-like) */
 	if (size > (4u << 20))
 		return NULL;
@@ -85,7 +99,7 @@ void *kshim_alloc(size_t size)
 char *kstrndup(const char *s, size_t max, gfp_t gfp)
 {
 	size_t len = strnlen(s, max);
-	char *p = kshim_alloc(len + 1);
+	char *p = kshim_alloc(len + 1);	/* a fault point too */
 
 	if (p) {
 		memcpy(p, s, len);
@@ -344,6 +358,8 @@ int nvmem_device_read(struct nvmem_device *nvmem, unsigned int offset,
 	if (offset > nvmem->size || bytes > nvmem->size - offset)
 		kshim_bug("reads %zu bytes at %#x of a device of %zu bytes",
 			  bytes, offset, nvmem->size);
+	if (fault())
+		return -EIO;
 	memcpy(buf, nvmem->data + offset, bytes);
 	return (int)bytes;
 }
@@ -359,6 +375,9 @@ int nvmem_add_one_cell(struct nvmem_device *nvmem,
 	if (info->offset > nvmem->size || stored > nvmem->size - info->offset)
 		kshim_bug("adds cell %s of %zu bytes at %#x on a device of %zu bytes",
 			  info->name, stored, info->offset, nvmem->size);
+	/* the core allocates the cell: a fault point */
+	if (fault())
+		return -ENOMEM;
 	/* what the core refuses (drivers/nvmem/core.c) */
 	if (stored != info->bytes &&
 	    (!info->read_post_process || info->bit_offset || info->nbits))
@@ -450,7 +469,12 @@ static void list(const struct kshim_config *cfg, size_t prefix, int ret,
 	fflush(stdout);
 }
 
-/* one run of add_cells() over @size bytes of device content */
+/*
+ * One run of add_cells() over @size bytes of device content; with
+ * @fault_at set, that allocation or read fails, and add_cells() may pass
+ * on -ENOMEM or -EIO (the device then fails to register, and the core
+ * drops the cells already added).
+ */
 static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size,
 		     size_t prefix, bool fixed)
 {
@@ -478,8 +502,9 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 	nvmem.dev.name = "fuzz0";
 	nvmem.dev.of_node = devnode;
 
+	fault_points = 0;
 	ret = layout->add_cells(&nvmem.dev, &nvmem, layout);
-	if (ret)
+	if (ret && !(fault_at >= 0 && (ret == -ENOMEM || ret == -EIO)))
 		kshim_bug("add_cells returns %d: the device would not register", ret);
 
 	/* each node: the tree's reference and one per cell holding it */
@@ -496,7 +521,7 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 	for (i = 0; i < n_cells; i++)
 		if (cells[i].info.read_post_process)
 			run_hooks(&nvmem, &cells[i]);
-	if (listing)
+	if (listing && fault_at < 0)
 		list(cfg, prefix, ret, fixed ? content : NULL, size);
 
 	/* what the core does when the device goes */
@@ -512,6 +537,7 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kshim_config cfg = { 0 };
+	bool is_fixed;
 	size_t prefix;
 	u8 *fixed;
 
@@ -524,12 +550,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (prefix > size)
 		return -1;	/* not an input of this harness */
 
-	/* the content as it is, then with its checksums made right */
+	/*
+	 * The content as it is, then with its checksums made right, then
+	 * that again with one of the allocations or reads of the run before
+	 * failing (which one: from the input's bytes).
+	 */
+	fault_at = -1;
 	run_pass(&cfg, data + prefix, size - prefix, prefix, false);
 	fixed = malloc(size - prefix ? size - prefix : 1);
 	memcpy(fixed, data + prefix, size - prefix);
-	if (kshim_fixup(fixed, size - prefix, &cfg))
+	is_fixed = kshim_fixup(fixed, size - prefix, &cfg);
+	if (is_fixed)
 		run_pass(&cfg, fixed, size - prefix, prefix, true);
+	if (fault_points) {
+		fault_at = (long)(crc32_le(0, data, size) % (u32)fault_points);
+		run_pass(&cfg, is_fixed ? fixed : data + prefix, size - prefix, prefix, is_fixed);
+		fault_at = -1;
+	}
 	free(fixed);
 	return 0;
 }
