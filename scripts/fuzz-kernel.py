@@ -40,7 +40,16 @@ LAYOUTS = {
     "onie-tlv": ("onie-tlv.c", {"onie-tlv"}),
     "sl28vpd": ("sl28vpd.c", {"sl28-vpd"}),
     "u-boot-env": ("u-boot-env.c", {"uboot-env"}),
+    "fixed-layout": ("core-cells.c", set()),
 }
+# the core's cells (harness-fixed-layout.c): what of the patched tree's
+# drivers/nvmem/core.c is compiled, copied as it is, in this order
+CORE = BUILD / "src" / "linux-6.1" / "drivers" / "nvmem" / "core.c"
+CORE_PARTS = ["struct nvmem_cell_entry", "nvmem_cell_info_to_nvmem_cell_entry_nodup",
+              "nvmem_cell_info_to_nvmem_cell_entry", "nvmem_mac_base_read", "nvmem_mac_base_cell", "nvmem_dt_cell_fits",
+              "nvmem_add_cells_from_dt", "nvmem_shift_read_buffer_in_place", "__nvmem_cell_read"]
+# layouts whose cells nvmem-image decodes too (the differential of check)
+DIFFERENTIAL = {"onie-tlv", "sl28vpd", "u-boot-env"}
 COMPATIBLE = {"onie,tlv-layout": "onie-tlv", "kontron,sl28-vpd": "sl28vpd", "u-boot,env": "u-boot-env",
               "u-boot,env-redundant-bool": "u-boot-env", "u-boot,env-redundant-count": "u-boot-env"}
 # the configuration prefix of the u-boot-env harness (harness-u-boot-env.c)
@@ -65,19 +74,58 @@ def clang():
     raise Failure("no clang (make setup installs it)")
 
 
+def extract_core():
+    """core-cells.c: the CORE_PARTS of the patched tree's core.c, copied
+    line for line (a #line before each, so that reports name core.c);
+    the tree is made first if it is not there (scripts/prepare-tree.sh)"""
+    if not CORE.exists():
+        say("making the patched tree for the core's code (scripts/prepare-tree.sh ours)")
+        r = subprocess.run([str(TOP / "scripts" / "prepare-tree.sh"), "ours"],
+                           capture_output=True, text=True)
+        if r.returncode or not CORE.exists():
+            raise Failure(f"scripts/prepare-tree.sh ours: {(r.stdout + r.stderr)[-2000:]}")
+    lines = CORE.read_text().split("\n")
+    out = [f"/* copied by scripts/fuzz-kernel.py from {CORE}; do not edit */"]
+    for part in CORE_PARTS:
+        if part.startswith("struct "):
+            start = next((i for i, ln in enumerate(lines) if ln == part + " {"), None)
+        else:
+            # the definition: the line naming it, then "{" before any ";"
+            start = None
+            for i, ln in enumerate(lines):
+                if re.match(rf"^(static )?[\w\s*]*\b{re.escape(part)}\(", ln):
+                    j = i
+                    while not lines[j].startswith("{") and not lines[j].rstrip().endswith(";"):
+                        j += 1
+                    if lines[j].startswith("{"):
+                        start = i
+                        break
+        if start is None:
+            raise Failure(f"{CORE}: no {part} (harness-fixed-layout.c and the tree disagree)")
+        end = next(i for i in range(start, len(lines)) if lines[i] in ("}", "};"))
+        out += [f'#line {start + 1} "{CORE}"', *lines[start:end + 1]]
+    gen = OUT / "gen" / "core-cells.c"
+    gen.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(out) + "\n"
+    if not gen.exists() or gen.read_text() != text:
+        gen.write_text(text)
+    return gen
+
+
 def build():
     """the fuzzing and the replay program of each layout, rebuilt when a
     source changed"""
     cc = clang()
     bindir = OUT / "bin"
     bindir.mkdir(parents=True, exist_ok=True)
+    gen = extract_core()
     sources = sorted(SRC.rglob("*.[ch]")) + [TOP / "layouts" / "drivers" / s
-                                             for s, _ in LAYOUTS.values()] + \
-        [TOP / "layouts" / "drivers" / "u-boot-env.h"]
+                                             for s, _ in LAYOUTS.values() if s != "core-cells.c"] + \
+        [TOP / "layouts" / "drivers" / "u-boot-env.h", gen]
     newest = max(p.stat().st_mtime for p in sources)
     for name in LAYOUTS:
         common = ["-I", str(SRC / "include"), "-I", str(TOP / "layouts" / "drivers"),
-                  str(SRC / f"harness-{name}.c"), str(SRC / "kshim.c")]
+                  "-I", str(gen.parent), str(SRC / f"harness-{name}.c"), str(SRC / "kshim.c")]
         for kind, extra in (("fuzz", ["-fsanitize=fuzzer"]),
                             ("replay", [str(SRC / "kshim-main.c")])):
             out = bindir / f"{name}-{kind}"
@@ -119,10 +167,46 @@ def promised(layout):
     return names
 
 
+def fixed_layout_seeds():
+    """inputs of harness-fixed-layout.c: cell nodes (reg, bits, mac-base)
+    over a device of 64 bytes, each saying what it holds"""
+    def node(offset, size, bits=None, mac=False, short_reg=False):
+        flags = 1 | (2 if short_reg else 0) | (4 if bits else 0) | (16 if mac else 0)
+        bo, nb = bits or (0, 0)
+        return bytes([flags]) + b"".join(v.to_bytes(4, "little") for v in (offset, size, bo, nb))
+
+    def dev(*nodes, content=bytes(range(0x41, 0x41 + 64))):
+        return bytes([len(nodes)]) + b"".join(nodes) + content
+
+    text = b"02:00:5e:10:00:fe" + b"02-00-5e-10-00-fe" + b"02005e1000fe" + b"\x02\x00\x5e\x10\x00\xfe"
+    mac = text + bytes(64 - len(text))
+    return {
+        "bytes": dev(node(0x10, 4)),
+        "bits-in-a-byte": dev(node(2, 1, (3, 4))),
+        "bits-across-bytes": dev(node(4, 2, (5, 9))),
+        "bits-whole-bytes": dev(node(4, 3, (0, 24))),
+        "mac-base-each-form": dev(node(0, 17, mac=True), node(17, 17, mac=True),
+                                  node(34, 12, mac=True), node(46, 6, mac=True), content=mac),
+        "mac-base-not-hex": dev(node(0, 12, mac=True)),
+        "mac-base-bad-length": dev(node(0, 8, mac=True)),
+        "bit-offset-past-a-byte": dev(node(8, 2, (9, 3))),
+        "bits-past-reg": dev(node(0, 1, (0, 16))),
+        "no-bits-counted": dev(node(0, 1, (3, 0))),
+        "cell-past-the-device": dev(node(0x3c, 8)),
+        "cell-at-4g": dev(node(0xfffffffc, 8)),
+        "size-over-2g": dev(node(0, 0x80000000)),
+        "reg-too-short": dev(node(0, 4, short_reg=True), node(4, 4)),
+        "empty-cell": dev(node(8, 0)),
+        "seven-cells": dev(*(node(i * 8, 8, (i, 8 * 8 - 2 * i) if i % 2 else None) for i in range(7))),
+    }
+
+
 def seeds(layout):
     """{file name: input} from the descriptions of the layout's format and
     the images the boards attach with the layout; U-Boot environments with
     the geometry their description gives"""
+    if layout == "fixed-layout":
+        return fixed_layout_seeds()
     _, formats = LAYOUTS[layout]
     wanted = promised(layout)
     found = {}
@@ -208,6 +292,15 @@ def check(layouts):
             if r.returncode:
                 raise Failure(f"{layout}: {f} crashes the parser:\n{r.stderr[-4000:]}")
             lines += [(f, line) for line in r.stdout.splitlines()]
+        if layout not in DIFFERENTIAL:
+            # no second decoder: the harness itself holds each cell read
+            # to what it computes from the device (harness-fixed-layout.c)
+            runs = sum(not json.loads(line).get("skipped") for _, line in lines)
+            figures[layout] = {"inputs": len(files), "devices": runs}
+            say(f"check {layout}: {len(files)} inputs through the sanitized core code, none "
+                f"crashed; {runs} device(s) parsed, every cell kept fits its node and reads "
+                f"back as the harness computes it")
+            continue
         accepted = rejected = skipped = 0
         with tempfile.TemporaryDirectory(prefix="nvlab-fuzz-") as tmp:
             for path, line in lines:
@@ -300,7 +393,8 @@ def line_coverage(layout):
     exe = work / "replay"
     r = subprocess.run([clang(), "-std=gnu11", "-g", "-O0", "-fprofile-instr-generate",
                         "-fcoverage-mapping", "-I", str(SRC / "include"),
-                        "-I", str(TOP / "layouts" / "drivers"), str(SRC / f"harness-{layout}.c"),
+                        "-I", str(TOP / "layouts" / "drivers"), "-I", str(OUT / "gen"),
+                        str(SRC / f"harness-{layout}.c"),
                         str(SRC / "kshim.c"), str(SRC / "kshim-main.c"), "-o", str(exe)],
                        capture_output=True, text=True)
     if r.returncode:

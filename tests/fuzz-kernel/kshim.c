@@ -39,13 +39,7 @@ struct device_node {
 	const struct device_node *parent;
 	const char *compatible;
 	const struct kshim_config *props;
-};
-
-struct nvmem_device {
-	struct device dev;
-	const u8 *data;
-	size_t size;
-	struct device_node *container;
+	const struct kshim_child *child;	/* a cell's node */
 };
 
 struct kshim_cell {
@@ -167,7 +161,7 @@ static int hexval(char c)
 	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
 }
 
-/* "xx:xx:xx:xx:xx:xx" (or with '-'), at least that long */
+/* "xx:xx:xx:xx:xx:xx" (':' only, as lib/net_utils.c), at least that long */
 bool mac_pton(const char *s, u8 *mac)
 {
 	u8 out[ETH_ALEN];
@@ -180,12 +174,25 @@ bool mac_pton(const char *s, u8 *mac)
 
 		if (hi < 0 || lo < 0)
 			return false;
-		if (i < ETH_ALEN - 1 && s[3 * i + 2] != ':' && s[3 * i + 2] != '-')
+		if (i < ETH_ALEN - 1 && s[3 * i + 2] != ':')
 			return false;
 		out[i] = (u8)(hi << 4 | lo);
 	}
 	memcpy(mac, out, ETH_ALEN);
 	return true;
+}
+
+int hex2bin(u8 *dst, const char *src, size_t count)
+{
+	while (count--) {
+		int hi = hexval(src[0]), lo = hexval(src[1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		*dst++ = (u8)(hi << 4 | lo);
+		src += 2;
+	}
+	return 0;
 }
 
 /* ---- nodes ---- */
@@ -274,10 +281,103 @@ int of_device_is_compatible(const struct device_node *np, const char *compat)
 	if (!np)
 		return 0;
 	check_node(np);
+	if (np->child)
+		return np->child->mac_base && !strcmp(compat, "mac-base");
 	return np->compatible && !strcmp(np->compatible, compat);
 }
 
+const void *of_get_property(const struct device_node *np, const char *name,
+			    int *lenp)
+{
+	const struct kshim_child *c;
+
+	if (!np)
+		return NULL;
+	check_node(np);
+	c = np->child;
+	if (c && !strcmp(name, "reg") && c->reg_len >= 0) {
+		*lenp = c->reg_len;
+		return c->reg;
+	}
+	if (c && !strcmp(name, "bits") && c->bits_len >= 0) {
+		*lenp = c->bits_len;
+		return c->bits;
+	}
+	return NULL;
+}
+
+/* as the kernel's: a reference on the next child, the previous one's put */
+struct device_node *of_get_next_child(const struct device_node *np,
+				      struct device_node *prev)
+{
+	unsigned int i = 0;
+
+	if (!np)
+		return NULL;
+	check_node(np);
+	if (prev) {
+		check_node(prev);
+		i = prev - nodes + 1;
+		of_node_put(prev);
+	}
+	for (; i < n_nodes; i++)
+		if (nodes[i].parent == np)
+			return of_node_get(&nodes[i]);
+	return NULL;
+}
+
+const struct kshim_child *kshim_node_child(const struct device_node *np)
+{
+	if (!np)
+		return NULL;
+	check_node(np);
+	return np->child;
+}
+
+char *kshim_kasprintf(const char *fmt, const void *arg)
+{
+	const struct device_node *np = arg;
+	size_t len;
+
+	if (strcmp(fmt, "%pOFn"))
+		kshim_bug("kasprintf(\"%s\") is not in the shim", fmt);
+	check_node(np);
+	len = strcspn(np->name, "@");
+	return kstrndup(np->name, len, GFP_KERNEL);
+}
+
 /* ---- messages ---- */
+
+/* each "0x<pointer>\x01" of @text made the name of that node */
+static void node_names(char *text, size_t room)
+{
+	char *mark;
+
+	while ((mark = strchr(text, '\x01'))) {
+		char *start = mark, name[80];
+		const struct device_node *np;
+		unsigned long long v;
+
+		while (start > text && isxdigit((unsigned char)start[-1]))
+			start--;
+		if (start - text >= 2 && start[-1] == 'x' && start[-2] == '0')
+			start -= 2;
+		v = strtoull(start, NULL, 16);
+		if (start == mark || v < (uintptr_t)nodes ||
+		    v >= (uintptr_t)(nodes + n_nodes) ||
+		    (v - (uintptr_t)nodes) % sizeof(nodes[0])) {
+			/* a \x01 of the message's own bytes (a %*pE buffer) */
+			*mark = '?';
+			continue;
+		}
+		np = (const struct device_node *)(uintptr_t)v;
+		snprintf(name, sizeof(name), "/%s", np->name);
+		if (strlen(text) + strlen(name) >= room)
+			break;
+		memmove(start + strlen(name), mark + 1, strlen(mark + 1) + 1);
+		memcpy(start, name, strlen(name));
+	}
+}
 
 void kshim_dev_log(const struct device *dev, const char *level,
 		   const char *fmt, ...)
@@ -286,12 +386,19 @@ void kshim_dev_log(const struct device *dev, const char *level,
 	size_t i = 0, o = 0;
 	va_list ap;
 
-	/* %*pE -> %.*s: the same arguments (length, buffer) */
+	/*
+	 * %*pE -> %.*s: the same arguments (length, buffer); %pOF (a node's
+	 * path) -> %p and a mark, the pointer made the node's name below
+	 */
 	while (fmt[i] && o < sizeof(conv) - 5) {
 		if (!strncmp(fmt + i, "%*pE", 4)) {
 			memcpy(conv + o, "%.*s", 4);
 			o += 4;
 			i += 4;
+		} else if (!strncmp(fmt + i, "%pOF", 4)) {
+			memcpy(conv + o, "%p\x01", 3);
+			o += 3;
+			i += 4 + (fmt[i + 4] == 'n');
 		} else {
 			conv[o++] = fmt[i++];
 		}
@@ -300,6 +407,7 @@ void kshim_dev_log(const struct device *dev, const char *level,
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), conv, ap);
 	va_end(ap);
+	node_names(text, sizeof(text));
 	text[strcspn(text, "\n")] = '\0';
 	if (listing && n_messages < KSHIM_MAX_LOG) {
 		char *m = malloc(strlen(dev->name) + strlen(level) + strlen(text) + 4);
@@ -364,11 +472,12 @@ int nvmem_device_read(struct nvmem_device *nvmem, unsigned int offset,
 	return (int)bytes;
 }
 
+/* the layouts' view; the fixed-layout harness has the core's own */
+__attribute__((weak))
 int nvmem_add_one_cell(struct nvmem_device *nvmem,
 		       const struct nvmem_cell_info *info)
 {
 	size_t stored = info->raw_len ? info->raw_len : info->bytes;
-	struct kshim_cell *c;
 
 	if (!info->name || !info->name[0] || strchr(info->name, '/'))
 		kshim_bug("adds a cell named \"%s\"", info->name ? info->name : "(null)");
@@ -382,6 +491,14 @@ int nvmem_add_one_cell(struct nvmem_device *nvmem,
 	if (stored != info->bytes &&
 	    (!info->read_post_process || info->bit_offset || info->nbits))
 		return -EINVAL;
+	return kshim_keep_cell(info);
+}
+
+int kshim_keep_cell(const struct nvmem_cell_info *info)
+{
+	size_t stored = info->raw_len ? info->raw_len : info->bytes;
+	struct kshim_cell *c;
+
 	if (info->np)
 		check_node(info->np);
 	if (n_cells == KSHIM_MAX_CELLS)
@@ -479,7 +596,7 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 		     size_t prefix, bool fixed)
 {
 	struct nvmem_device nvmem = { 0 };
-	struct device_node *devnode;
+	struct device_node *devnode, *parent;
 	unsigned int i;
 	u8 *content;
 	int ret;
@@ -494,6 +611,9 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 		devnode->compatible = cfg->compatible;
 		devnode->props = cfg;
 	}
+	parent = cfg->container ? nvmem.container : devnode;
+	for (i = 0; i < cfg->n_children; i++)
+		new_node(cfg->children[i].name, parent)->child = &cfg->children[i];
 	/* the device's bytes in a buffer of their own size */
 	content = malloc(size ? size : 1);
 	memcpy(content, data, size);
@@ -501,6 +621,7 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 	nvmem.size = size;
 	nvmem.dev.name = "fuzz0";
 	nvmem.dev.of_node = devnode;
+	nvmem.stride = 1;
 
 	fault_points = 0;
 	ret = layout->add_cells(&nvmem.dev, &nvmem, layout);
@@ -519,8 +640,9 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 				  nodes[i].name, nodes[i].refs, want);
 	}
 	for (i = 0; i < n_cells; i++)
-		if (cells[i].info.read_post_process)
+		if (cells[i].info.read_post_process && !cfg->core_reads)
 			run_hooks(&nvmem, &cells[i]);
+	kshim_after_add_cells(&nvmem);
 	if (listing && fault_at < 0)
 		list(cfg, prefix, ret, fixed ? content : NULL, size);
 
@@ -531,7 +653,16 @@ static void run_pass(const struct kshim_config *cfg, const u8 *data, size_t size
 	}
 	for (i = 0; i < n_messages; i++)
 		free(messages[i]);
+	kshim_cells_gone();
 	free(content);
+}
+
+__attribute__((weak)) void kshim_after_add_cells(struct nvmem_device *nvmem)
+{
+}
+
+__attribute__((weak)) void kshim_cells_gone(void)
+{
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -23,7 +23,9 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int32_t s32;
+typedef int64_t s64;
 typedef unsigned int gfp_t;
+typedef u32 __be32;
 
 #define GFP_KERNEL 0u
 #define __packed __attribute__((packed))
@@ -31,6 +33,11 @@ typedef unsigned int gfp_t;
 #define __exit
 #define IS_ENABLED(option) 0
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define BITS_PER_BYTE 8
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
+#define IS_ALIGNED(x, a) (((x) & ((typeof(x))(a) - 1)) == 0)
+#define GENMASK(h, l) (((~0UL) - (1UL << (l)) + 1) & (~0UL >> (63 - (h))))
+#define max_t(type, x, y) ((type)(x) > (type)(y) ? (type)(x) : (type)(y))
 #define sizeof_field(type, member) sizeof(((type *)0)->member)
 #define MODULE_LICENSE(x)
 #define MODULE_DESCRIPTION(x)
@@ -66,6 +73,14 @@ static inline void *kzalloc(size_t size, gfp_t gfp)
 static inline void kfree(const void *p) { free((void *)p); }
 static inline void kvfree(const void *p) { free((void *)p); }
 char *kstrndup(const char *s, size_t max, gfp_t gfp);
+static inline const char *kstrdup_const(const char *s, gfp_t gfp)
+{
+	return kstrndup(s, strlen(s), gfp);
+}
+static inline void kfree_const(const void *p) { free((void *)p); }
+/* only "%pOFn" (a node's name without unit address), as the core uses it */
+char *kshim_kasprintf(const char *fmt, const void *arg);
+#define kasprintf(gfp, fmt, arg) kshim_kasprintf(fmt, arg)
 
 /* ---- unaligned access ---- */
 static inline u16 get_unaligned_be16(const void *p)
@@ -99,9 +114,13 @@ u8 crc8(const u8 table[CRC8_TABLE_SIZE], const u8 *pdata, size_t nbytes, u8 crc)
 bool is_valid_ether_addr(const u8 *addr);
 void eth_addr_add(u8 *addr, long long offset);
 bool mac_pton(const char *s, u8 *mac);
+int hex2bin(u8 *dst, const char *src, size_t count);
 
 /* ---- devices, nodes and messages ---- */
 struct device_node;
+struct list_head {
+	struct list_head *next, *prev;
+};
 
 struct device {
 	const char *name;
@@ -122,6 +141,17 @@ struct device_node *of_get_child_by_name(const struct device_node *np,
 int of_property_read_u32(const struct device_node *np, const char *name,
 			 u32 *out);
 int of_device_is_compatible(const struct device_node *np, const char *compat);
+const void *of_get_property(const struct device_node *np, const char *name,
+			    int *lenp);
+struct device_node *of_get_next_child(const struct device_node *np,
+				      struct device_node *prev);
+#define for_each_child_of_node(parent, child) \
+	for (child = of_get_next_child(parent, NULL); child; \
+	     child = of_get_next_child(parent, child))
+static inline u32 be32_to_cpup(const __be32 *p)
+{
+	return get_unaligned_be32(p);
+}
 
 void kshim_dev_log(const struct device *dev, const char *level,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -129,6 +159,7 @@ void kshim_dev_log(const struct device *dev, const char *level,
 #define dev_err(dev, fmt, ...) kshim_dev_log(dev, "err", fmt, ##__VA_ARGS__)
 #define dev_warn(dev, fmt, ...) kshim_dev_log(dev, "warn", fmt, ##__VA_ARGS__)
 #define dev_info(dev, fmt, ...) kshim_dev_log(dev, "info", fmt, ##__VA_ARGS__)
+#define dev_err_ratelimited dev_err
 
 /* ---- nvmem ---- */
 typedef int (*nvmem_cell_post_process_t)(void *context, const char *con_id,
