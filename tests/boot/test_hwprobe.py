@@ -3,7 +3,7 @@ board was started with, the system call's semantics, the vDSO, the
 kernel's own kselftest, and (on the reference kernel) the same answers from
 our kernel on the same configurations.
 
-The guest side is tests/guest/riscv/hwprobe.c (`hwprobe query|vdso|loop|bench`)
+The guest side is tests/guest/riscv/hwprobe.c (`hwprobe query|vdso|loop|bench|fuzz`)
 and tests/guest/riscv/hwprobe-nokernel.c (the vDSO under a seccomp filter).
 """
 import os
@@ -439,6 +439,45 @@ def test_many_calls_no_memory_growth(board_is_riscv, shell, pytestconfig):
         assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
         # coarse: pages taken by the slab caches (noise: a few hundred kB)
         assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
+
+
+# the campaign's figure; NVLAB_HWPROBE_FUZZ_CALLS sets another
+FUZZ_CALLS = int(os.environ.get("NVLAB_HWPROBE_FUZZ_CALLS", 100_000))
+
+
+@pytest.mark.timeout(1500)
+def test_fuzz_arguments(board_is_riscv, shell, pytestconfig):
+    """10^5 calls with random arguments (tests/guest/riscv/hwprobe.c
+    cmd_fuzz: pair counts, keys, CPU set sizes and contents, flags, and
+    pointers fine, misaligned, NULL, unmapped, read-only or the kernel's),
+    half through the vDSO: each result 0, EINVAL or EFAULT; 0 with the
+    right answers wherever the arguments are fine; no process or slab
+    growth; no splat (the session's console check). The seed is new each
+    run and printed, so a failure can be replayed."""
+    seed = int.from_bytes(os.urandom(4), "little") | 1
+    before = slab_objects(shell)
+    out, _, rc = shell.run(f"hwprobe fuzz {FUZZ_CALLS} {seed}", timeout=1200)
+    after = slab_objects(shell)
+    text = "\n".join(out)
+    assert rc == 0, f"hwprobe fuzz (seed {seed}) exited {rc}:\n{text[-2000:]}"
+    m = re.search(r"fuzz calls=(\d+) vdso=(\d+) ok=(\d+) EINVAL=(\d+) EFAULT=(\d+) "
+                  r"rss_kb=(\d+)->(\d+) slab_kb=(\d+)->(\d+) seconds=([\d.]+)", text)
+    assert m, text[-2000:]
+    calls, vdso, ok, einval, efault, rss0, rss1, slab0, slab1 = map(int, m.groups()[:-1])
+    print(f"\nnvlab: hwprobe fuzz: {calls} calls ({vdso} through the vDSO) in {m.group(10)} s: "
+          f"{ok} answered, {einval} EINVAL, {efault} EFAULT; RSS {rss0}->{rss1} kB, "
+          f"slab {slab0}->{slab1} kB (seed {seed})")
+    assert calls == FUZZ_CALLS and ok + einval + efault == calls
+    # the mix is wide enough to mean something: each outcome, both paths
+    assert vdso == calls // 2 and min(ok, einval, efault) > calls // 50, text
+    logdir = pytestconfig.option.lg_log
+    if logdir:
+        (Path(logdir) / "hwprobe-fuzz.txt").write_text(text + "\n")
+    assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
+    assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
+    grown = {name: after[name] - before.get(name, 0) for name in after
+             if after[name] - before.get(name, 0) >= calls // 20}
+    assert not grown, f"slab caches grew by at least one object per 20 calls: {grown}"
 
 
 @pytest.mark.timeout(1800)  # each program may take up to 600 s

@@ -17,6 +17,9 @@
  *   hwprobe loop N     N calls; prints kB of RSS and of kernel slab before
  *                      and after, fails if any call fails or answers change
  *   hwprobe bench N    ns per call: vDSO, system call, /proc/cpuinfo parse
+ *   hwprobe fuzz N SEED
+ *                      N calls with random arguments, alternately through
+ *                      the system call and the vDSO (see cmd_fuzz)
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -210,6 +214,211 @@ static int cmd_loop(long n)
 	return 0;
 }
 
+/* ---- fuzz: random arguments, every answer one the ABI allows ---- */
+
+static double now_ns(void);
+
+static uint64_t fuzz_state;
+
+static uint64_t fuzz_rand(void)
+{
+	/* xorshift64*: reproducible from the seed printed */
+	fuzz_state ^= fuzz_state >> 12;
+	fuzz_state ^= fuzz_state << 25;
+	fuzz_state ^= fuzz_state >> 27;
+	return fuzz_state * 0x2545f4914f6cdd1dULL;
+}
+
+#define PICK(v) ((v)[fuzz_rand() % (sizeof(v) / sizeof((v)[0]))])
+#define FUZZ_KNOWN 64		/* keys below this: answered as the first call did */
+#define FUZZ_PAIRS 256		/* pairs the writable area holds (a page) */
+#define PAGE 4096
+
+enum { PTR_FINE, PTR_MISALIGNED, PTR_NULL, PTR_UNMAPPED, PTR_READ_ONLY, PTR_KERNEL };
+
+/*
+ * N calls, each with random: pair count (0, small, the area's size, past
+ * it, huge), keys (known, unknown, negative, extreme), CPU set size (0,
+ * short, the kernel's, larger, huge), CPU set (random bits, with or
+ * without an online CPU), flags (mostly 0), and pointers for pairs and set
+ * that are fine, misaligned, NULL, unmapped, read-only or in the kernel's
+ * half; every other call goes through the vDSO. The vDSO works in user
+ * mode, where a bad pointer is the caller's SIGSEGV as for any vDSO
+ * function, so it gets pairs it can write (its fallback to the system
+ * call still sees bad CPU sets and flags).
+ * Every result must be 0, EINVAL or EFAULT. Where nothing is wrong with
+ * the arguments (pairs fine and large enough, flags 0, no set or a set
+ * with an online CPU) it must be 0, with each pair answered as the first
+ * call answered that key for all CPUs (all harts of the board are alike).
+ * Prints counts per outcome and kB of RSS and slab before and after.
+ */
+static int cmd_fuzz(long n, uint64_t seed)
+{
+	static const uint64_t counts[] = { 0, 1, 2, 7, 10, 64, FUZZ_PAIRS - 1, FUZZ_PAIRS,
+					   FUZZ_PAIRS + 1, 1ULL << 32, SIZE_MAX / 16, SIZE_MAX };
+	static const uint64_t setsizes[] = { 0, 1, 4, 7, 8, 16, 128, PAGE,
+					     1ULL << 32, SIZE_MAX };
+	static const int64_t odd_keys[] = { -1, -2, 64, 1000, INT64_MIN, INT64_MAX,
+					    1LL << 32 };
+	static const unsigned int flag_values[] = { 1, 2, 3, 0x80000000, 0xffffffff };
+	static int64_t asked[FUZZ_PAIRS];
+	struct riscv_hwprobe want[FUZZ_KNOWN];
+	long outcome[3] = { 0 }, rss0, slab0, rss1, slab1, vdso_calls = 0;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t online_bits;
+	double t0;
+	hwprobe_fn vdso = vdso_hwprobe();
+	uint8_t *area, *pairs_end, *ro;
+	static const char *const names[] = { "0", "EINVAL", "EFAULT" };
+
+	if (online < 1 || online > 8)
+		die("fuzz expects 1 to 8 online CPUs, numbered from 0");
+	online_bits = (1ULL << online) - 1;
+	fuzz_state = seed ? seed : 1;
+	for (int i = 0; i < FUZZ_KNOWN; i++)
+		want[i].key = i;
+	if (sys_hwprobe(want, FUZZ_KNOWN, 0, NULL, 0))
+		die("first call failed");
+	/* a page for the CPU set, the pairs, then an unmapped page */
+	area = mmap(NULL, 2 * PAGE + FUZZ_PAIRS * 16, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ro = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED || ro == MAP_FAILED)
+		die("mmap");
+	pairs_end = area + PAGE + FUZZ_PAIRS * 16;
+	if (munmap(pairs_end, PAGE))
+		die("munmap");
+	/* touched before the RSS is taken: growth is then the calls' */
+	memset(area, 0, pairs_end - area);
+	rss0 = meminfo_kb("/proc/self/status", "VmRSS");
+	slab0 = meminfo_kb("/proc/meminfo", "Slab");
+	t0 = now_ns();
+
+	for (long i = 0; i < n; i++) {
+		static const int pair_kinds[] = { PTR_FINE, PTR_FINE, PTR_FINE, PTR_FINE, PTR_FINE,
+						  PTR_MISALIGNED, PTR_MISALIGNED, PTR_NULL,
+						  PTR_UNMAPPED, PTR_READ_ONLY, PTR_KERNEL };
+		static const int set_kinds[] = { PTR_FINE, PTR_FINE, PTR_FINE, PTR_MISALIGNED,
+						 PTR_NULL, PTR_UNMAPPED, PTR_READ_ONLY, PTR_KERNEL };
+		int use_vdso = i & 1, good = 1, pk = PICK(pair_kinds), sk;
+		size_t count = fuzz_rand() & 1 ? PICK(counts) : fuzz_rand() % 20;
+		size_t setsize = 0, room = 0;
+		unsigned int flags = fuzz_rand() % 16 ? 0 : PICK(flag_values);
+		uint8_t *pairs_at, *set_at = NULL;
+		long rc;
+		int err, kind;
+
+		/* the pairs */
+		if (use_vdso && pk != PTR_MISALIGNED)
+			pk = PTR_FINE;
+		switch (pk) {
+		case PTR_FINE: pairs_at = area + PAGE; break;
+		case PTR_MISALIGNED: pairs_at = area + PAGE + 1 + fuzz_rand() % 15; break;
+		case PTR_NULL: pairs_at = NULL; break;
+		case PTR_UNMAPPED: pairs_at = pairs_end; break;
+		case PTR_READ_ONLY: pairs_at = ro; break;
+		default: pairs_at = (uint8_t *)0xffffffd800000000ULL; break;
+		}
+		if (pk == PTR_FINE || pk == PTR_MISALIGNED) {
+			room = (size_t)(pairs_end - pairs_at) / 16;
+			if (use_vdso && count > room)
+				count = room;
+			good = count <= room;
+			for (size_t k = 0; k < count && k < room; k++) {
+				uint64_t r = fuzz_rand();
+				int64_t key = r % 4 ? (int64_t)(r >> 8) % 12 : PICK(odd_keys);
+
+				asked[k] = key;
+				memcpy(pairs_at + 16 * k, &key, 8);
+				memcpy(pairs_at + 16 * k + 8, &r, 8);
+			}
+		} else {
+			good = 0;
+		}
+
+		/* the CPU set: none (NULL, 0), or a size and a place */
+		if (fuzz_rand() % 3) {
+			uint64_t bits = fuzz_rand();
+
+			setsize = PICK(setsizes);
+			sk = PICK(set_kinds);
+			if (fuzz_rand() & 1)
+				bits &= ~online_bits;	/* no online CPU */
+			memset(area, 0, PAGE);
+			switch (sk) {
+			case PTR_FINE: set_at = area; break;
+			case PTR_MISALIGNED: set_at = area + 1 + fuzz_rand() % 7; break;
+			case PTR_NULL: set_at = NULL; break;
+			case PTR_UNMAPPED: set_at = pairs_end; break;
+			case PTR_READ_ONLY: set_at = ro; break;	/* zeros: no CPU */
+			default: set_at = (uint8_t *)0xffffffd800000000ULL; break;
+			}
+			if (sk == PTR_FINE || sk == PTR_MISALIGNED) {
+				uint64_t seen = setsize >= 8 ? bits :
+					bits & ((1ULL << (8 * setsize)) - 1);
+
+				memcpy(set_at, &bits, 8);
+				/* the kernel reads at most its mask (8 bytes here) */
+				good &= setsize > 0 && (seen & online_bits) != 0 &&
+					setsize <= PAGE - 8;
+			} else {
+				good &= set_at == NULL && setsize == 0;
+			}
+		}
+		if (flags)
+			good = 0;
+
+		errno = 0;
+		if (use_vdso) {
+			vdso_calls++;
+			rc = vdso((struct riscv_hwprobe *)pairs_at, count, setsize, set_at, flags);
+			err = rc < 0 ? (int)-rc : 0;
+		} else {
+			rc = sys_hwprobe((struct riscv_hwprobe *)pairs_at, count, setsize, set_at,
+					 flags);
+			err = rc < 0 ? errno : 0;
+			if (rc < -1) {
+				printf("call %ld: syscall returned %ld (seed %llu)\n", i, rc,
+				       (unsigned long long)seed);
+				return 1;
+			}
+		}
+		if (rc > 0 || (rc && err != EINVAL && err != EFAULT)) {
+			printf("call %ld (%s): rc=%ld errno=%d, not 0, EINVAL or EFAULT (seed %llu)\n",
+			       i, use_vdso ? "vdso" : "syscall", rc, err, (unsigned long long)seed);
+			return 1;
+		}
+		kind = !rc ? 0 : err == EINVAL ? 1 : 2;
+		outcome[kind]++;
+		if (good && rc) {
+			printf("call %ld (%s): fine arguments (pairs %d count %zu, set %zu bytes) got %s (seed %llu)\n",
+			       i, use_vdso ? "vdso" : "syscall", pk, count, setsize, names[kind],
+			       (unsigned long long)seed);
+			return 1;
+		}
+		for (size_t k = 0; good && k < count; k++) {
+			struct riscv_hwprobe got, exp = { .key = -1, .value = 0 };
+
+			memcpy(&got, pairs_at + 16 * k, sizeof(got));
+			if (asked[k] >= 0 && asked[k] < FUZZ_KNOWN)
+				exp = want[asked[k]];
+			if (memcmp(&got, &exp, sizeof(got))) {
+				printf("call %ld (%s): pair %zu answered %lld 0x%llx, expected %lld 0x%llx (seed %llu)\n",
+				       i, use_vdso ? "vdso" : "syscall", k, (long long)got.key,
+				       (unsigned long long)got.value, (long long)exp.key,
+				       (unsigned long long)exp.value, (unsigned long long)seed);
+				return 1;
+			}
+		}
+	}
+	rss1 = meminfo_kb("/proc/self/status", "VmRSS");
+	slab1 = meminfo_kb("/proc/meminfo", "Slab");
+	printf("fuzz calls=%ld vdso=%ld ok=%ld EINVAL=%ld EFAULT=%ld rss_kb=%ld->%ld slab_kb=%ld->%ld seconds=%.1f seed=%llu\n",
+	       n, vdso_calls, outcome[0], outcome[1], outcome[2], rss0, rss1, slab0, slab1,
+	       (now_ns() - t0) / 1e9, (unsigned long long)seed);
+	return 0;
+}
+
 /* ---- bench ---- */
 
 static double now_ns(void)
@@ -305,7 +514,7 @@ static int cmd_bench(long n)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		die("usage: hwprobe query|vdso|loop N|bench N");
+		die("usage: hwprobe query|vdso|loop N|bench N|fuzz N SEED");
 	if (!strcmp(argv[1], "query"))
 		return cmd_query(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "vdso")) {
@@ -316,5 +525,7 @@ int main(int argc, char **argv)
 		return cmd_loop(strtol(argv[2], NULL, 0));
 	if (!strcmp(argv[1], "bench") && argc == 3)
 		return cmd_bench(strtol(argv[2], NULL, 0));
-	die("usage: hwprobe query|vdso|loop N|bench N");
+	if (!strcmp(argv[1], "fuzz") && argc == 4)
+		return cmd_fuzz(strtol(argv[2], NULL, 0), strtoull(argv[3], NULL, 0));
+	die("usage: hwprobe query|vdso|loop N|bench N|fuzz N SEED");
 }
