@@ -77,9 +77,12 @@ def extra_boots(pytestconfig):
 
 
 @pytest.fixture(scope="session")
-def shell(strategy, target, pytestconfig):
+def shell(strategy, target, pytestconfig, kernel_under_test):
     """A shell on the booted board. At the end of the session the kernel log
-    and the console log must be free of splats."""
+    and the console log must be free of splats, and where the kernel has
+    kmemleak (the board's config fragments say so), no object the session
+    allocated may be left unreferenced: suspects from the boot are cleared
+    when the session starts, and two scans at its end must find none."""
     t0 = time.monotonic()
     strategy.transition("shell")
     sh = target.get_driver(ShellDriver)
@@ -89,7 +92,21 @@ def shell(strategy, target, pytestconfig):
     logdir = pytestconfig.option.lg_log
     if logdir:
         (Path(logdir) / "boot-to-shell.txt").write_text(f"{boot_s:.1f}\n")
+    kmemleak = lab.kmemleak_promised(pytestconfig, kernel_under_test)
+    if kmemleak:
+        assert sh.run(f"test -w {lab.KMEMLEAK}")[2] == 0, \
+            f"the kernel is built with kmemleak, but {lab.KMEMLEAK} is not there"
+        lab.kmemleak_suspects(sh, scans=1)
+        sh.run_check(f"echo clear > {lab.KMEMLEAK}")
     yield sh
+    if kmemleak:
+        leaks = lab.kmemleak_suspects(sh)
+        if logdir:
+            (Path(logdir) / "kmemleak-session.txt").write_text(
+                "".join("\n".join(r) + "\n" for r in leaks.values()))
+        print(f"\nnvlab: kmemleak at the end of the session: {len(leaks)} new unreferenced object(s)")
+        assert not leaks, (f"kmemleak: {len(leaks)} object(s) of this session unreferenced:\n"
+                           + "\n".join(line for r in list(leaks.values())[:5] for line in r[:14]))
     patterns = lab.splat_patterns()
     dmesg = lab.dmesg(sh)
     bad = [line for line in dmesg if patterns.search(line)]

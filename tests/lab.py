@@ -368,6 +368,30 @@ def assert_no_splat(sh, what):
     assert not bad, f"kernel splat in {what}:\n" + "\n".join(bad[:40])
 
 
+KMEMLEAK = "/sys/kernel/debug/kmemleak"
+
+
+def kmemleak_promised(config, kernel):
+    """the board's kernel is built with kmemleak (its config fragments)"""
+    return fragment_options(board_under_test(config), kernel).get("CONFIG_DEBUG_KMEMLEAK") == "y"
+
+
+def kmemleak_suspects(sh, scans=2):
+    """{header: report lines} of the objects kmemleak reports after two
+    scans (one scan may take an object in flight for a leak); the header
+    "unreferenced object 0x... (size N):" names one object"""
+    for _ in range(scans):
+        sh.run_check(f"echo scan > {KMEMLEAK}", timeout=300)
+    found, cur = {}, None
+    for line in sh.run_check(f"cat {KMEMLEAK}", timeout=120, decodeerrors="replace"):
+        if line.startswith("unreferenced object"):
+            cur = line
+            found[cur] = [line]
+        elif cur:
+            found[cur].append(line)
+    return found
+
+
 class ExtraBoots:
     """Boots of the board besides the session's own, started on demand and
     kept until close(): a test that needs the board with other options, or
