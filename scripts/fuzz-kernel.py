@@ -378,8 +378,9 @@ def fuzz(layout, seconds, bindir):
     # what the whole does)
     saved = SRC / "corpus" / layout
     saved.mkdir(parents=True, exist_ok=True)
+    # (in the run's directory: what libFuzzer writes there stays out of the tree)
     subprocess.run([str(fuzzer), "-merge=1", f"-max_len={MAX_LEN}", str(saved), str(work / "corpus")],
-                   capture_output=True, timeout=1800)
+                   capture_output=True, timeout=1800, cwd=work)
     return execs, (int(cov[-1][0]), int(cov[-1][1])) if cov else (None, None), kept, log
 
 
