@@ -404,6 +404,19 @@ def slab_objects(sh):
     return objs
 
 
+def assert_no_growth(before, after, objects, per, processes):
+    """no slab cache gained `objects` objects (one per `per`) between the
+    slab_objects() `before` and `after`; each (rss0, rss1, slab0, slab1) of
+    `processes` kept its RSS and the kernel's slab within noise"""
+    grown = {name: after[name] - before.get(name, 0) for name in after
+             if after[name] - before.get(name, 0) >= objects}
+    assert not grown, f"slab caches grew by at least one object per {per}: {grown}"
+    for rss0, rss1, slab0, slab1 in processes:
+        assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
+        # coarse: pages taken by the slab caches (noise: a few hundred kB)
+        assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
+
+
 LOOP_CALLS = 15000  # per process
 
 
@@ -425,20 +438,14 @@ def test_many_calls_no_memory_growth(board_is_riscv, shell, pytestconfig):
     assert len(results) == 2, out
     calls = sum(int(m.group(1)) for m in results)
     assert calls == 2 * LOOP_CALLS
-    grown = {name: after[name] - before.get(name, 0) for name in after
-             if after[name] - before.get(name, 0) >= calls // 2}
     logdir = pytestconfig.option.lg_log
     if logdir:
         growth = sorted(((after[n] - before.get(n, 0), n) for n in after), reverse=True)[:5]
         (Path(logdir) / "hwprobe-loop.txt").write_text(
             "\n".join(out) + "\nlargest slab growth (objects): "
             + ", ".join(f"{n} {d:+d}" for d, n in growth) + "\n")
-    assert not grown, f"slab caches grew by at least one object per two calls over {calls} calls: {grown}"
-    for m in results:
-        rss0, rss1, slab0, slab1 = (int(m.group(i)) for i in (2, 3, 4, 5))
-        assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
-        # coarse: pages taken by the slab caches (noise: a few hundred kB)
-        assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
+    assert_no_growth(before, after, calls // 2, "two calls",
+                     [tuple(int(m.group(i)) for i in (2, 3, 4, 5)) for m in results])
 
 
 # the campaign's figure; NVLAB_HWPROBE_FUZZ_CALLS sets another
@@ -473,11 +480,7 @@ def test_fuzz_arguments(board_is_riscv, shell, pytestconfig):
     logdir = pytestconfig.option.lg_log
     if logdir:
         (Path(logdir) / "hwprobe-fuzz.txt").write_text(text + "\n")
-    assert rss1 <= rss0, f"process grew from {rss0} to {rss1} kB"
-    assert slab1 - slab0 < 512, f"kernel slab grew from {slab0} to {slab1} kB"
-    grown = {name: after[name] - before.get(name, 0) for name in after
-             if after[name] - before.get(name, 0) >= calls // 20}
-    assert not grown, f"slab caches grew by at least one object per 20 calls: {grown}"
+    assert_no_growth(before, after, calls // 20, "20 calls", [(rss0, rss1, slab0, slab1)])
 
 
 @pytest.mark.timeout(1800)  # each program may take up to 600 s

@@ -329,7 +329,7 @@ def test_load_unload_cycles(module_shell, layout_modules, pytestconfig, kernel_u
     cells = lab.nvmem_cells(sh, *devs)
     kml = lab.KMEMLEAK
     assert sh.run(f"test -w {kml}")[2] == 0, "no kmemleak"
-    # not cleared: the session's own check at its end covers the whole run
+    # compared, not cleared: what kmemleak held before the loop is not the loop's
     known = lab.kmemleak_suspects(sh)
     cycle = f"rmmod {module} && modprobe {module}"
     sh.run_check(f"for i in $(seq 10); do {cycle} || exit 1; done", timeout=300)

@@ -161,27 +161,6 @@ static int hexval(char c)
 	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
 }
 
-/* "xx:xx:xx:xx:xx:xx" (':' only, as lib/net_utils.c), at least that long */
-bool mac_pton(const char *s, u8 *mac)
-{
-	u8 out[ETH_ALEN];
-	int i;
-
-	if (strnlen(s, 3 * ETH_ALEN - 1) < 3 * ETH_ALEN - 1)
-		return false;
-	for (i = 0; i < ETH_ALEN; i++) {
-		int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		if (i < ETH_ALEN - 1 && s[3 * i + 2] != ':')
-			return false;
-		out[i] = (u8)(hi << 4 | lo);
-	}
-	memcpy(mac, out, ETH_ALEN);
-	return true;
-}
-
 int hex2bin(u8 *dst, const char *src, size_t count)
 {
 	while (count--) {
@@ -193,6 +172,24 @@ int hex2bin(u8 *dst, const char *src, size_t count)
 		src += 2;
 	}
 	return 0;
+}
+
+/* "xx:xx:xx:xx:xx:xx" (':' only, as lib/net_utils.c), at least that long */
+bool mac_pton(const char *s, u8 *mac)
+{
+	u8 out[ETH_ALEN];
+	int i;
+
+	if (strnlen(s, 3 * ETH_ALEN - 1) < 3 * ETH_ALEN - 1)
+		return false;
+	for (i = 0; i < ETH_ALEN; i++) {
+		if (hex2bin(&out[i], s + 3 * i, 1))
+			return false;
+		if (i < ETH_ALEN - 1 && s[3 * i + 2] != ':')
+			return false;
+	}
+	memcpy(mac, out, ETH_ALEN);
+	return true;
 }
 
 /* ---- nodes ---- */
