@@ -177,10 +177,18 @@ pub fn predict(
             ])
         }
         Layout::UbootEnv(kind, counter) => {
-            if let Some(b) = onie::blank_kind(img) {
-                return Err(DecodeError::whole(format!("not a U-Boot environment: {b}")));
-            }
-            let copy = uboot::layout_copy(img, kind, counter, env)?;
+            // a blank device fails as the layout finds it (a CRC that does
+            // not match), the blankness said as well
+            let copy =
+                uboot::layout_copy(img, kind, counter, env).map_err(
+                    |e| match onie::blank_kind(img) {
+                        Some(b) => DecodeError {
+                            msg: format!("{} ({b})", e.msg),
+                            ..e
+                        },
+                        None => e,
+                    },
+                )?;
             let mut cells = Vec::new();
             for v in &copy.vars {
                 let raw = &img[v.value_offset..v.value_offset + v.value_len];

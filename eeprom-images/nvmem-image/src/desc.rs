@@ -1,6 +1,7 @@
 //! Image descriptions: one TOML file per image, `format = "…"` picks the
 //! kind. Every problem is reported with the file and the field.
 
+use crate::defect::{self, Extras};
 use crate::error::{DescError, Error, Result};
 use crate::{hex, mac, onie, sl28, uboot};
 use std::path::{Path, PathBuf};
@@ -83,11 +84,13 @@ pub enum Spec {
 pub struct Description {
     pub path: PathBuf,
     pub spec: Spec,
+    /// defects, expected outcome and layout node (malformed test images)
+    pub extras: Extras,
 }
 
 type R<T> = std::result::Result<T, DescError>;
 
-fn int(t: &Table, key: &str) -> R<Option<i64>> {
+pub(crate) fn int(t: &Table, key: &str) -> R<Option<i64>> {
     match t.get(key) {
         None => Ok(None),
         Some(Value::Integer(i)) => Ok(Some(*i)),
@@ -98,7 +101,7 @@ fn int(t: &Table, key: &str) -> R<Option<i64>> {
     }
 }
 
-fn usize_field(t: &Table, key: &str, max: usize) -> R<Option<usize>> {
+pub(crate) fn usize_field(t: &Table, key: &str, max: usize) -> R<Option<usize>> {
     match int(t, key)? {
         None => Ok(None),
         Some(i) if i < 0 || i as u64 > max as u64 => Err(DescError::field(
@@ -126,7 +129,7 @@ fn bool_field(t: &Table, key: &str) -> R<bool> {
     }
 }
 
-fn str_field<'a>(t: &'a Table, key: &str) -> R<Option<&'a str>> {
+pub(crate) fn str_field<'a>(t: &'a Table, key: &str) -> R<Option<&'a str>> {
     match t.get(key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
@@ -139,14 +142,14 @@ fn str_field<'a>(t: &'a Table, key: &str) -> R<Option<&'a str>> {
 
 /// Prefixes the field of an error found inside a nested table
 /// (`region[2].` + `offset`).
-fn within(ctx: &str) -> impl Fn(DescError) -> DescError + '_ {
+pub(crate) fn within(ctx: &str) -> impl Fn(DescError) -> DescError + '_ {
     move |e| DescError {
         field: Some(format!("{ctx}{}", e.field.unwrap_or_default())),
         msg: e.msg,
     }
 }
 
-fn required<T>(v: Option<T>, key: &str) -> R<T> {
+pub(crate) fn required<T>(v: Option<T>, key: &str) -> R<T> {
     v.ok_or_else(|| DescError::field(key, "missing"))
 }
 
@@ -162,7 +165,7 @@ fn only_keys(t: &Table, allowed: &[&str], ctx: &str) -> R<()> {
     Ok(())
 }
 
-fn tables<'a>(t: &'a Table, key: &str) -> R<Vec<&'a Table>> {
+pub(crate) fn tables<'a>(t: &'a Table, key: &str) -> R<Vec<&'a Table>> {
     match t.get(key) {
         None => Ok(vec![]),
         Some(Value::Array(a)) => a
@@ -180,7 +183,7 @@ fn tables<'a>(t: &'a Table, key: &str) -> R<Vec<&'a Table>> {
     }
 }
 
-const MAX_IMAGE: usize = 1 << 30;
+pub(crate) const MAX_IMAGE: usize = 1 << 30;
 
 fn onie_value(name: &str, kind: onie::Kind, v: &Value) -> R<Vec<Vec<u8>>> {
     let text = |v: &Value| -> R<String> {
@@ -665,15 +668,25 @@ fn parse_flash(t: &Table) -> R<Spec> {
 
 /// Parses a description from TOML text.
 pub fn parse(text: &str) -> R<Spec> {
-    let t: Table = text
+    parse_full(text).map(|(spec, _)| spec)
+}
+
+/// Parses a description with what it says besides its format's fields.
+pub fn parse_full(text: &str) -> R<(Spec, Extras)> {
+    let mut t: Table = text
         .parse()
         .map_err(|e: toml::de::Error| DescError::whole(e.to_string().trim().replace('\n', " ")))?;
-    match str_field(&t, "format")? {
-        Some("onie-tlv") => parse_onie(&t),
-        Some("sl28-vpd") => parse_sl28(&t),
-        Some("uboot-env") => parse_env(&t),
-        Some("blob") => parse_blob(&t),
-        Some("flash") => parse_flash(&t),
+    let extras = defect::take(&mut t)?;
+    parse_format(&t).map(|spec| (spec, extras))
+}
+
+fn parse_format(t: &Table) -> R<Spec> {
+    match str_field(t, "format")? {
+        Some("onie-tlv") => parse_onie(t),
+        Some("sl28-vpd") => parse_sl28(t),
+        Some("uboot-env") => parse_env(t),
+        Some("blob") => parse_blob(t),
+        Some("flash") => parse_flash(t),
         Some(other) => Err(DescError::field(
             "format",
             format!("unknown format {other:?} (onie-tlv, sl28-vpd, uboot-env, blob, flash)"),
@@ -704,13 +717,19 @@ impl Description {
             path: path.display().to_string(),
             source,
         })?;
-        let spec = parse(&text).map_err(|err| Error::Desc {
+        Self::from_text(path, &text)
+    }
+
+    /// A description from its TOML text; `path` names it in errors.
+    pub fn from_text(path: &Path, text: &str) -> Result<Self> {
+        let (spec, extras) = parse_full(text).map_err(|err| Error::Desc {
             path: path.display().to_string(),
             err,
         })?;
         Ok(Self {
             path: path.to_path_buf(),
             spec,
+            extras,
         })
     }
 
@@ -727,6 +746,70 @@ impl Description {
     }
 
     fn build_nested(&self, depth: usize) -> Result<Vec<u8>> {
+        let mut img = self.build_format(depth)?;
+        for (i, d) in self.extras.defects.iter().enumerate() {
+            let field = format!("defect[{i}]");
+            defect::apply(&mut img, &d.change)
+                .map_err(|e| self.err(DescError::field(&field, e)))?;
+            if d.reseal {
+                self.reseal(&mut img)
+                    .map_err(|e| self.err(DescError::field(format!("{field}.reseal"), e)))?;
+            }
+        }
+        Ok(img)
+    }
+
+    /// Recomputes the format's checksums over the (changed) image, where
+    /// the well-formed image has them.
+    fn reseal(&self, img: &mut [u8]) -> std::result::Result<(), String> {
+        let short = |need: usize| {
+            format!(
+                "the checksum is at byte {:#x}, the image has {} bytes",
+                need - 1,
+                img.len()
+            )
+        };
+        match &self.spec {
+            Spec::OnieTlv { tlvs, .. } => {
+                let at = onie::encode(tlvs)?.len() - 4;
+                if img.len() < at + 4 {
+                    return Err(short(at + 4));
+                }
+                let crc = onie::crc32(&img[..at]);
+                img[at..at + 4].copy_from_slice(&crc.to_be_bytes());
+            }
+            Spec::Sl28Vpd { .. } => {
+                if img.len() <= sl28::CRC_OFFSET {
+                    return Err(short(sl28::CRC_OFFSET + 1));
+                }
+                img[sl28::CRC_OFFSET] = sl28::crc8(&img[..sl28::CRC_OFFSET]);
+            }
+            Spec::UbootEnv {
+                size,
+                redundant,
+                copies,
+                ..
+            } => {
+                let kind = if *redundant {
+                    uboot::Kind::Redundant
+                } else {
+                    uboot::Kind::Single
+                };
+                for i in 0..copies.len() {
+                    let copy = img
+                        .get_mut(i * size..(i + 1) * size)
+                        .ok_or_else(|| format!("copy {i} runs past the image"))?;
+                    uboot::seal(copy, kind);
+                }
+            }
+            Spec::Blob { .. } | Spec::Flash { .. } => {
+                return Err("a blob or flash image has no checksum of its own".into())
+            }
+        }
+        Ok(())
+    }
+
+    fn build_format(&self, depth: usize) -> Result<Vec<u8>> {
         match &self.spec {
             Spec::OnieTlv { tlvs, size, fill } => {
                 let img = onie::encode(tlvs).map_err(|e| self.err(DescError::whole(e)))?;

@@ -9,11 +9,11 @@
 //! image is described as a `blob` of its non-fill byte runs instead, with a
 //! comment that says why. Either way the result rebuilds the image exactly.
 
-use crate::desc::{self, Description};
+use crate::desc::Description;
 use crate::error::{Error, Result};
 use crate::{hex, onie, sl28, uboot};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::Path;
 
 /// A description that rebuilds an image.
 #[derive(Debug, Clone)]
@@ -254,15 +254,7 @@ pub fn blob(img: &[u8]) -> String {
 }
 
 fn build(text: &str) -> Result<Vec<u8>> {
-    let spec = desc::parse(text).map_err(|err| Error::Desc {
-        path: "<dump>".into(),
-        err,
-    })?;
-    Description {
-        path: PathBuf::from("<dump>"),
-        spec,
-    }
-    .build()
+    Description::from_text(Path::new("<dump>"), text)?.build()
 }
 
 /// A description of `img` that rebuilds it byte for byte.

@@ -7,7 +7,9 @@
 //! description ([`dump`]).
 
 pub mod cells;
+pub mod defect;
 pub mod desc;
+pub mod dts;
 pub mod dump;
 pub mod error;
 pub mod hex;

@@ -52,6 +52,14 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Print the device-tree nvmem-layout node of a description's
+    /// `[layout]` (DTS, for a board's overlay)
+    LayoutNode {
+        desc: PathBuf,
+        /// indent by this many tabs
+        #[arg(long, default_value_t = 0)]
+        indent: usize,
+    },
     /// Decode an image: every field with offset and length, checksum validity
     Inspect {
         image: PathBuf,
@@ -65,8 +73,9 @@ enum Cmd {
         /// an image, or a description (.toml) that is built first
         input: PathBuf,
         /// onie,tlv-layout | kontron,sl28-vpd | u-boot,env[-redundant-bool|-count] | fixed-layout
+        /// (default: the description's `[layout]`)
         #[arg(long)]
-        layout: String,
+        layout: Option<String>,
         /// also show MAC cells post-processed with this index (may be
         /// negative: -1 is what a phandle argument of 0xffffffff gives)
         #[arg(long, allow_negative_numbers = true)]
@@ -85,6 +94,15 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// The description's layout node, where it is of the layout used.
+fn node_of_layout<'a>(
+    layout: &Layout,
+    node: &'a Option<nvmem_image::defect::LayoutNode>,
+) -> Option<&'a nvmem_image::defect::LayoutNode> {
+    node.as_ref()
+        .filter(|n| n.compatible.parse::<Layout>().ok().as_ref() == Some(layout))
 }
 
 /// A number in decimal or with 0x.
@@ -128,6 +146,10 @@ fn run(cli: Cli) -> Result<(), Error> {
                 source,
             })
         }
+        Cmd::LayoutNode { desc, indent } => emit(&nvmem_image::dts::layout_node(
+            &Description::load(&desc)?,
+            indent,
+        )?),
         Cmd::Dump { image, output } => {
             let d = nvmem_image::dump::dump(&read(&image)?)?;
             if let Some(why) = &d.fallback {
@@ -220,9 +242,28 @@ fn run(cli: Cli) -> Result<(), Error> {
             bytes,
             json,
         } => {
-            let layout: Layout = layout.parse().map_err(Error::Usage)?;
-            let (data, fixed) = if is_desc(&input) {
-                let d = Description::load(&input)?;
+            let desc = if is_desc(&input) {
+                Some(Description::load(&input)?)
+            } else {
+                None
+            };
+            let node = desc.as_ref().and_then(|d| d.extras.layout.clone());
+            let layout: Layout = match (&layout, &node) {
+                (Some(l), _) => l.parse().map_err(Error::Usage)?,
+                (None, Some(n)) => n.compatible.parse().map_err(Error::Usage)?,
+                (None, None) => {
+                    return Err(Error::Usage(
+                        "--layout is needed: the input names no [layout]".into(),
+                    ))
+                }
+            };
+            // the description's layout node gives the U-Boot geometry the
+            // command line does not
+            let from_node = node_of_layout(&layout, &node);
+            let env_size = env_size.or(from_node.and_then(|n| n.env_size));
+            let env_redundant_offset =
+                env_redundant_offset.or(from_node.and_then(|n| n.env_redundant_offset));
+            let (data, fixed) = if let Some(d) = &desc {
                 let fixed = if layout == Layout::Fixed {
                     d.fixed_cells()?
                 } else {

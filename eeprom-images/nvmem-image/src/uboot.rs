@@ -89,6 +89,12 @@ pub fn unterminate(img: &mut [u8], kind: Kind, pad: u8) -> Result<(), String> {
     Ok(())
 }
 
+/// Stores the CRC-32 of a copy's data in its first bytes.
+pub fn seal(copy: &mut [u8], kind: Kind) {
+    let crc = CRC32.checksum(&copy[kind.data_offset()..]);
+    copy[..4].copy_from_slice(&crc.to_le_bytes());
+}
+
 /// Our own encoder (the images we ship are made by mkenvimage; this one
 /// cross-checks it and is the benchmark's subject).
 pub fn encode(

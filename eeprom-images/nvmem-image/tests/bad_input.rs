@@ -381,3 +381,74 @@ fn cells_from_read_back_bytes() {
     ]);
     assert!(err.contains("--bytes"), "{err}");
 }
+
+#[test]
+fn bad_defects() {
+    let onie = "format = \"onie-tlv\"\nsize = 64\nproduct-name = \"X\"\n";
+    let with = |extra: &str| format!("{onie}{extra}");
+    bad_desc(
+        &with("[[defect]]\noffset = 0\nhex = \"00\"\n"),
+        &["defect[0].what", "missing"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \" \"\noffset = 0\nhex = \"00\"\n"),
+        &["defect[0].what", "must say what is wrong"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"two\"\noffset = 0\nhex = \"00\"\ntruncate = 3\n"),
+        &["defect[0]", "one change"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"past\"\noffset = 63\nhex = \"00 00\"\n"),
+        &["defect[0]", "run past the image's 64 bytes"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"grow\"\ntruncate = 65\n"),
+        &["defect[0]", "has only 64"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"cut, then seal\"\ntruncate = 8\nreseal = true\n"),
+        &["defect[0].reseal", "checksum is at byte"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"x\"\noffset = 0\nhex = \"zz\"\n"),
+        &["defect[0].hex"],
+    );
+    bad_desc(
+        &with("[[defect]]\nwhat = \"x\"\nbytes = 1\n"),
+        &["defect[0].bytes", "unknown field"],
+    );
+    bad_desc(
+        "format = \"blob\"\nsize = 8\n[[defect]]\nwhat = \"x\"\noffset = 0\nhex = \"01\"\nreseal = true\n",
+        &["defect[0].reseal", "no checksum of its own"],
+    );
+    bad_desc(&with("expect = \"maybe\"\n"), &["expect", "rejected"]);
+    bad_desc(
+        &with("[layout]\ncompatible = \"onie,tlv\"\n"),
+        &["layout.compatible", "unknown layout"],
+    );
+    bad_desc(
+        &with("[layout]\ncompatible = \"u-boot,env\"\nenv-size = -1\n"),
+        &["layout.env-size", "out of range"],
+    );
+}
+
+#[test]
+fn layout_node_needs_a_layout() {
+    let d = tmp("node");
+    let p = d.0.join("plain.toml");
+    std::fs::write(&p, "format = \"blob\"\nsize = 8\n").unwrap();
+    let err = fails(&["layout-node", p.to_str().unwrap()]);
+    assert!(
+        err.contains("plain.toml") && err.contains("field `layout`"),
+        "{err}"
+    );
+    std::fs::write(
+        &p,
+        "format = \"blob\"\nsize = 8\n[layout]\ncompatible = \"fixed-layout\"\n\
+         [[region]]\noffset = 0\nhex = \"01\"\ncell = \"bad name\"\n",
+    )
+    .unwrap();
+    let err = fails(&["layout-node", p.to_str().unwrap()]);
+    assert!(err.contains("no device-tree node name"), "{err}");
+}

@@ -9,12 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn build_text(text: &str) -> Vec<u8> {
-    Description {
-        path: PathBuf::from("<test>"),
-        spec: desc::parse(text).unwrap_or_else(|e| panic!("{e}\n{text}")),
-    }
-    .build()
-    .unwrap()
+    Description::from_text(Path::new("<test>"), text)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .build()
+        .unwrap()
 }
 
 fn descriptions() -> Vec<PathBuf> {

@@ -289,11 +289,7 @@ fn fixed_layout_cells_from_regions() {
         offset = 0x20
         hex = "01 02"
     "#;
-    let spec = desc::parse(text).unwrap();
-    let d = Description {
-        path: "x.toml".into(),
-        spec,
-    };
+    let d = Description::from_text(std::path::Path::new("x.toml"), text).unwrap();
     let c = cells::predict(
         cells::Layout::Fixed,
         &d.build().unwrap(),
@@ -433,4 +429,53 @@ fn malformed_environment_descriptions() {
         .map(|c| c.sysfs.split('@').next().unwrap())
         .collect();
     assert_eq!(names, ["bootdelay", "serial"]);
+}
+
+/// A defect changes only the bytes it names; with `reseal` the format's
+/// checksum is recomputed, so that the defect is the one thing wrong.
+#[test]
+fn defects_change_what_they_say() {
+    let base =
+        "format = \"sl28-vpd\"\nserial-number = \"S1\"\nbase-mac-address = \"00:a0:a5:5c:00:01\"\n";
+    let build = |extra: &str| {
+        Description::from_text(std::path::Path::new("d.toml"), &format!("{base}{extra}"))
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    let good = build("");
+    let plain = build("[[defect]]\nwhat = \"v2\"\noffset = 1\nhex = \"02\"\n");
+    let sealed = build("[[defect]]\nwhat = \"v2\"\noffset = 1\nhex = \"02\"\nreseal = true\n");
+    let differ = |a: &[u8], b: &[u8]| {
+        a.iter()
+            .zip(b)
+            .enumerate()
+            .filter(|(_, (x, y))| x != y)
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(differ(&good, &plain), vec![1]);
+    assert_eq!(
+        differ(&good, &sealed),
+        vec![1, nvmem_image::sl28::CRC_OFFSET]
+    );
+    assert_eq!(
+        sealed[nvmem_image::sl28::CRC_OFFSET],
+        nvmem_image::sl28::crc8(&sealed[..nvmem_image::sl28::CRC_OFFSET])
+    );
+    let cut = build("[[defect]]\nwhat = \"short\"\ntruncate = 10\n");
+    assert_eq!(cut, good[..10]);
+    // an environment's CRC-32 (little-endian, over the data) after a change
+    let env = "format = \"uboot-env\"\nsize = 0x100\n[vars]\na = \"1\"\n";
+    let d = Description::from_text(
+        std::path::Path::new("e.toml"),
+        &format!("{env}[[defect]]\nwhat = \"b\"\noffset = 4\nascii = \"b\"\nreseal = true\n"),
+    )
+    .unwrap();
+    let img = d.build().unwrap();
+    assert_eq!(&img[4..7], b"b=1");
+    assert_eq!(
+        u32::from_le_bytes(img[..4].try_into().unwrap()),
+        nvmem_image::onie::crc32(&img[4..])
+    );
 }
