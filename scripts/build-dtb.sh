@@ -36,6 +36,17 @@ for o in $overlays; do
 	run_logged "$tag" "$log" dtc -@ -I dts -O dtb -o "$OUT/$o.dtbo" "$f"
 	dtbos+=("$OUT/$o.dtbo")
 done
+# the hostile images (eeprom-images/hostile/), where the board attaches
+# them on this kernel (HOSTILE_RMEM[_<KERNEL>]: their first address); not
+# in a variant, whose own EEPROMs would pass 6.1's 64 reserved regions
+hostile=HOSTILE_RMEM_${KERNEL^^}
+hostile=${!hostile:-${HOSTILE_RMEM:-}}
+if [ -n "$hostile" ] && [ -z "$VARIANT" ]; then
+	run_logged "$tag" "$log" "$VENV/bin/python" "$TOP/scripts/hostile.py" dtso "$hostile" "$OUT/hostile.dtso"
+	run_logged "$tag" "$log" dtc -@ -I dts -O dtb -o "$OUT/hostile.dtbo" "$OUT/hostile.dtso"
+	dtbos+=("$OUT/hostile.dtbo")
+	overlays="$overlays hostile@$hostile"
+fi
 run_logged "$tag" "$log" fdtoverlay -i "$OUT/base.dtb" -o "$OUT/board.dtb" "${dtbos[@]}"
 # How board.dtb was made, for tests that start the board with other QEMU
 # options and need the same recipe on another base (tests/lab.py variant()):

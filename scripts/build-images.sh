@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# build-images.sh: every description in eeprom-images/*.toml -> build/images/
-# with the nvmem-image tool (U-Boot environments through mkenvimage).
+# build-images.sh: every description in eeprom-images/*.toml and
+# eeprom-images/hostile/*.toml -> build/images/<name>.bin with the
+# nvmem-image tool (U-Boot environments through mkenvimage).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
@@ -9,7 +10,10 @@ host_cargo_ok || die "no Rust >= $(host_rust_min) with clippy and rustfmt for th
 tool=$TOP/target/release/nvmem-image
 mkdir -p "$BUILD/images"
 n=0
-for d in "$TOP"/eeprom-images/*.toml; do
+# one name, one image: a hostile description may not share a name
+dups=$(for d in "$TOP"/eeprom-images/*.toml "$TOP"/eeprom-images/hostile/*.toml; do basename "$d"; done | sort | uniq -d)
+[ -z "$dups" ] || die "[images] descriptions with the same name in eeprom-images/ and hostile/: $dups"
+for d in "$TOP"/eeprom-images/*.toml "$TOP"/eeprom-images/hostile/*.toml; do
 	out=$BUILD/images/$(basename "$d" .toml).bin
 	# flash images include other descriptions: rebuild when any changed
 	if [ -e "$out" ] && [ -z "$(find "$TOP/eeprom-images" "$tool" -newer "$out" -type f -name '*.toml' -o -newer "$out" -path "$tool")" ]; then

@@ -21,6 +21,7 @@ from labgrid import Environment
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "scripts"))
 import qemu as qemu_helper  # noqa: E402  (scripts/qemu.py)
+import hostile as hostile_images  # noqa: E402  (scripts/hostile.py)
 
 
 @dataclass(frozen=True)
@@ -663,10 +664,10 @@ def board_conf_path(board):
 def board_conf(board, kernel):
     """The variables of a board.conf as the scripts see them (sourced by
     bash with BOARD and KERNEL set, like scripts/lib.sh load_board):
-    every OVERLAYS*, LAYOUTS* and MAC_CELLS* variable."""
+    every OVERLAYS*, LAYOUTS*, MAC_CELLS* and HOSTILE_RMEM* variable."""
     path = board_conf_path(board)
     script = ('. "$1" || exit 1; '
-              'for v in $(compgen -v | grep -E "^(OVERLAYS|LAYOUTS|MAC_CELLS)(_|$)"); do '
+              'for v in $(compgen -v | grep -E "^(OVERLAYS|LAYOUTS|MAC_CELLS|HOSTILE_RMEM)(_|$)"); do '
               'printf "%s=%s\\0" "$v" "${!v}"; done')
     r = subprocess.run(["bash", "--noprofile", "--norc", "-c", script, "board.conf", str(path)],
                        capture_output=True, text=True,
@@ -696,11 +697,40 @@ def board_overlays(board, kernel, variant=None):
     return found
 
 
+def hostile_rmem(board, kernel):
+    """the address from which the board attaches the hostile images on
+    `kernel` (HOSTILE_RMEM_<KERNEL>, else HOSTILE_RMEM), or None (never in
+    a variant: scripts/build-dtb.sh)"""
+    conf = board_conf(board, kernel)
+    value = conf.get(f"HOSTILE_RMEM_{kernel.upper()}") or conf.get("HOSTILE_RMEM")
+    if not value:
+        return None
+    try:
+        return int(value, 0)
+    except ValueError:
+        raise ValueError(f"{board_conf_path(board)}: HOSTILE_RMEM: '{value}' is no address") from None
+
+
+def description_path(image):
+    """eeprom-images/<image>.toml, or the hostile description of that name"""
+    for d in (TOP / "eeprom-images", hostile_images.DIR):
+        if (d / f"{image}.toml").exists():
+            return d / f"{image}.toml"
+    raise ValueError(f"no description {image}.toml in eeprom-images/ or {hostile_images.DIR.name}/")
+
+
 def compile_overlays(board, kernel, outdir, variant=None):
     """the board's overlays for `kernel` compiled with dtc into `outdir`
-    (as scripts/build-dtb.sh does): the .dtbo paths, in order"""
+    (as scripts/build-dtb.sh does, the hostile images' last): the .dtbo
+    paths, in order"""
     dtbos = []
-    for src in board_overlays(board, kernel, variant):
+    sources = board_overlays(board, kernel, variant)
+    address = hostile_rmem(board, kernel)
+    if address is not None and not variant:
+        generated = Path(outdir) / "hostile.dtso"
+        generated.write_text(hostile_images.overlay(address))
+        sources.append(generated)
+    for src in sources:
         out = Path(outdir) / (src.stem + ".dtbo")
         r = subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
                            capture_output=True, text=True)
@@ -773,6 +803,16 @@ def board_promises(board, kernel, images=None):
         if any(q.target == p.target for q in layouts):
             raise bad(var, entry, f"promises a second layout on {p.target} for kernel '{kernel}'")
         layouts.append(p)
+
+    # each hostile image the board attaches: the layout its description names
+    if hostile_rmem(board, kernel) is not None:
+        for desc in hostile_images.descriptions():
+            if desc.stem not in images:
+                continue
+            compatible, _ = hostile_images.meta(desc)
+            if any(q.target == desc.stem for q in layouts):
+                raise bad("HOSTILE_RMEM", desc.stem, "is promised in LAYOUTS too")
+            layouts.append(LayoutPromise(desc.stem, "", compatible))
 
     macs = []
     for var, entry in entries["MAC_CELLS"]:

@@ -60,7 +60,7 @@ def oracle(attachment, layout, data, index=None, extra=()):
         f.write(data)
         f.flush()
         if layout == "fixed-layout":
-            desc = lab.TOP / "eeprom-images" / (attachment.file.stem + ".toml")
+            desc = lab.description_path(attachment.file.stem)
             cmd = [str(TOOL), "cells", str(desc), "--bytes", f.name]
         else:
             cmd = [str(TOOL), "cells", f.name]
@@ -248,6 +248,10 @@ ENV_PROBLEMS = ("CRC-32 mismatch", "without a NUL", "has no '='", "has an empty 
                 "smaller than its environment", "no intact copy", "overlap")
 
 
+# how our layouts begin their lines about a device (layouts/drivers/)
+LAYOUT_PREFIX = {"onie,tlv-layout": "onie-tlv: ", "kontron,sl28-vpd": "sl28vpd: "}
+
+
 def expect_rejected(shell, p, data, dev, got, error, kernel="ours"):
     """an image the layout must reject: no cells, an error line (on ours,
     for a U-Boot environment, naming the problem the oracle names), and
@@ -267,6 +271,10 @@ def expect_rejected(shell, p, data, dev, got, error, kernel="ours"):
         for phrase in named:
             assert any(phrase in line for line in lines), \
                 f"{dev}: the kernel does not say '{phrase}' (oracle: {error}); lines: {lines}"
+    elif kernel == "ours" and p.compatible in LAYOUT_PREFIX:
+        # our layouts say what is wrong in their own words, prefixed
+        assert any(LAYOUT_PREFIX[p.compatible] in line for line in lines), \
+            f"{dev}: no {LAYOUT_PREFIX[p.compatible]} line in the kernel log for a malformed image; lines: {lines}"
     else:
         assert any(re.search(r"(?i)crc|magic|invalid|mismatch|bad|error|fail", line) for line in lines), \
             f"{dev}: no error in the kernel log for a malformed {p.compatible} image; lines: {lines}"

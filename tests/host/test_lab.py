@@ -34,7 +34,7 @@ def test_riscv_rmem_from_overlay():
         regions = lab.rmem_regions("riscv64-virt", kernel)
         assert {addr: label for label, addr, _ in regions}.items() >= RISCV_RMEM.items(), kernel
         for label, _, _ in regions:
-            assert (Path(lab.TOP) / "eeprom-images" / f"{label}.toml").is_file(), label
+            assert lab.description_path(label).is_file(), label
 
 
 def test_riscv_attachments(monkeypatch, tmp_path):
@@ -119,8 +119,12 @@ def test_promises_of_both_boards():
             "onie-bad-crc:onie,tlv-layout", "sl28-bad-magic:kontron,sl28-vpd", "onie-2k:onie,tlv-layout",
             "uboot-env-small:u-boot,env", "uboot-env-64k:u-boot,env", "uboot-env-bad-crc:u-boot,env"}
     assert {p.id for p in ref.layouts} == both
+    # every hostile image, with the layout its description names (ours only)
+    hostile = {f"{d.stem}:{lab.hostile_images.meta(d)[0]}" for d in lab.hostile_images.descriptions()}
+    assert len(hostile) >= 30 and hostile <= {p.id for p in ours.layouts}
+    assert not hostile & {p.id for p in ref.layouts}
     # beyond 6.12: mac-base and the choice between redundant copies
-    assert {p.id for p in ours.layouts} - both == {
+    assert {p.id for p in ours.layouts} - both - hostile == {
         "mac-base:fixed-layout", "uboot-env-redund-count:u-boot,env-redundant-count",
         "uboot-env-redund-bool:u-boot,env-redundant-bool", "uboot-env-both-bad:u-boot,env-redundant-bool",
         "uboot-env-bad-ethaddr:u-boot,env", "uboot-env-redund-first:u-boot,env-redundant-count",
@@ -259,9 +263,11 @@ def test_bench_variant_sweep_attached():
         regions = lab.rmem_regions("riscv64-virt", kernel, variant="bench")
         have = {label for label, _, _ in regions}
         assert set(labels) <= have, (kernel, set(labels) - have)
-        assert {r[0] for r in lab.rmem_regions("riscv64-virt", kernel)} <= have
+        # the board's own EEPROMs, bar the hostile images (not in a variant)
+        hostile = {d.stem for d in lab.hostile_images.descriptions()}
+        assert {r[0] for r in lab.rmem_regions("riscv64-virt", kernel)} - hostile <= have
         spans = sorted((addr, addr + size, label) for label, addr, size in regions)
         for (a0, a1, la), (b0, _, lb) in zip(spans, spans[1:]):
             assert a1 <= b0, f"{la} and {lb} overlap"
         for label in labels:
-            assert (Path(lab.TOP) / "eeprom-images" / f"{label}.toml").is_file(), label
+            assert lab.description_path(label).is_file(), label

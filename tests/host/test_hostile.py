@@ -1,0 +1,83 @@
+"""The hostile images (eeprom-images/hostile/): each says what is wrong
+with it, `nvmem-image cells` gives the outcome it documents, a resealed
+defect is the one thing wrong, every format has at least ten, and the
+generated overlay attaches each at the size of its image without overlap
+(scripts/hostile.py)."""
+import re
+import subprocess
+import tempfile
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import lab
+
+H = lab.hostile_images
+DESCS = H.descriptions()
+
+
+def cells(path):
+    r = subprocess.run([str(H.tool()), "cells", str(path), "--json"], capture_output=True, text=True,
+                       timeout=60)
+    return r.returncode, r.stdout if r.returncode == 0 else r.stderr.strip()
+
+
+@pytest.mark.parametrize("path", DESCS, ids=[d.stem for d in DESCS])
+def test_outcome_as_documented(path):
+    text = path.read_text()
+    assert text.startswith("# Hostile image: "), f"{path.name}: the first line must say what is wrong"
+    d = tomllib.loads(text)
+    for defect in d.get("defect", []):
+        assert defect["what"].strip()
+    _, expect = H.meta(path)
+    status, out = cells(path)
+    if expect == "rejected":
+        assert status == 1, f"{path.name}: documented as rejected, nvmem-image cells gives {out[:300]}"
+        assert path.name in out
+        # a defect whose checksum was recomputed is found as itself
+        if any(x.get("reseal") for x in d.get("defect", [])):
+            assert not re.search(r"CRC-(8|32) mismatch", out), f"{path.name}: {out}"
+    else:
+        assert status == 0, f"{path.name}: documented as giving cells: {out}"
+
+
+def test_ten_per_format():
+    """at least ten hostile images per layout family (mac-base: one image
+    of malformed cells, each cell a case)"""
+    family = Counter()
+    for path in DESCS:
+        compatible, _ = H.meta(path)
+        family[compatible.split("-redundant")[0]] += 1
+        if compatible == "fixed-layout":
+            family["mac-base cells"] += len(tomllib.loads(path.read_text()).get("region", []))
+    for name in ("onie,tlv-layout", "kontron,sl28-vpd", "u-boot,env", "mac-base cells"):
+        assert family[name] >= 10, f"{name}: {family[name]} hostile image(s)"
+
+
+def test_overlay_attaches_each_at_its_size():
+    text = H.overlay(0x9e000000)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "h.dtso", Path(tmp) / "h.dtbo"
+        src.write_text(text)
+        subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
+                       check=True, timeout=60)
+        regions = lab.qemu_helper.rmem_regions(str(out))
+    assert sorted(label for label, _, _ in regions) == sorted(d.stem for d in DESCS)
+    end = 0
+    for label, address, size in sorted(regions, key=lambda r: r[1]):
+        assert address >= end and address % 0x1000 == 0, label
+        assert size == H.image_size(lab.description_path(label)), label
+        end = address + size
+
+
+def test_within_reserved_regions():
+    """6.1 keeps at most 64 reserved-memory regions (MAX_RESERVED_REGIONS)
+    and drops the rest at boot ("not enough space for all defined
+    regions"), taking EEPROMs with them; OpenSBI takes one or two on
+    riscv64-virt. Every board variant stays within what is left."""
+    for kernel in lab.KERNELS:
+        for variant in (None, "bench"):
+            n = len(lab.rmem_regions("riscv64-virt", kernel, variant))
+            assert n <= 64 - 2, f"riscv64-virt {kernel} {variant or ''}: {n} rmem EEPROMs"
