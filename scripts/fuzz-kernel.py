@@ -140,8 +140,9 @@ def build():
 
 def descriptions():
     """(format, description, built image) of every eeprom-images/*.toml
-    whose image make images built"""
-    for desc in sorted((TOP / "eeprom-images").glob("*.toml")):
+    and hostile/*.toml whose image make images built"""
+    for desc in sorted([*(TOP / "eeprom-images").glob("*.toml"),
+                        *(TOP / "eeprom-images" / "hostile").glob("*.toml")]):
         image = BUILD / "images" / f"{desc.stem}.bin"
         with open(desc, "rb") as f:
             fmt = tomllib.load(f).get("format")
@@ -219,7 +220,16 @@ def seeds(layout):
             continue
         with open(desc, "rb") as f:
             d = tomllib.load(f)
-        if d.get("redundant") and "size" in d:
+        node = d.get("layout", {})
+        if node.get("compatible", "").startswith("u-boot,env"):
+            # a hostile image: the geometry of the node a board gives it
+            compatible = node["compatible"]
+            flags = 0
+            if "redundant" in compatible:
+                flags = UBOOT_REDUNDANT | (UBOOT_COUNT if compatible.endswith("count") else UBOOT_BOOL)
+            found[desc.stem] = uboot_prefix(flags, node.get("env-size", 0),
+                                            node.get("env-redundant-offset", 0)) + data
+        elif d.get("redundant") and "size" in d:
             # each copy is `size` bytes, the second right after the first
             size = int(d["size"])
             for flag, name in ((UBOOT_COUNT, "count"), (UBOOT_BOOL, "bool")):
