@@ -352,4 +352,100 @@ layout_kunit_bad_image(const struct layout_kunit_bad *c, const u8 *good,
 	return len;
 }
 
+/* one device of layout_kunit_of_refs(): @len bytes of @image, @size declared */
+struct layout_kunit_img {
+	const u8 *image;
+	size_t len;
+	size_t size;
+	u8 fill;
+};
+
+#define LAYOUT_KUNIT_MAX_NODES	16
+
+/* @np and the nodes below it, depth first, each with a reference taken */
+static int layout_kunit_subtree(struct device_node *np,
+				struct device_node **nodes, int n)
+{
+	struct device_node *child;
+
+	if (n == LAYOUT_KUNIT_MAX_NODES)
+		return n;
+	nodes[n++] = of_node_get(np);
+	for_each_child_of_node(np, child)
+		n = layout_kunit_subtree(child, nodes, n);
+
+	return n;
+}
+
+/*
+ * Register a device with the node at @path for each of @imgs in turn,
+ * @rounds times over, then unregister it: every node at and below @path
+ * must hold as many references as before. A layout (or the core) that
+ * takes a node on a path, typically an error path, and never puts it
+ * back shows here as a count that grew; one put too many as one that
+ * shrank (and, sooner or later, a use after free).
+ */
+static void __maybe_unused
+layout_kunit_of_refs(struct kunit *test, const char *path,
+		     const struct layout_kunit_img *imgs, int nimgs, int rounds)
+{
+	struct device_node *nodes[LAYOUT_KUNIT_MAX_NODES], *np;
+	unsigned int before[LAYOUT_KUNIT_MAX_NODES];
+	struct layout_kunit *lk = test->priv;
+	int n, i, r;
+
+	np = of_find_node_by_path(path);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, np);
+	n = layout_kunit_subtree(np, nodes, 0);
+	of_node_put(np);
+	for (i = 0; i < n; i++)
+		before[i] = kref_read(&nodes[i]->kobj.kref);
+
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < nimgs; i++)
+			__layout_kunit_device(test, imgs[i].image, imgs[i].len,
+					      imgs[i].size, imgs[i].fill, path,
+					      NULL);
+	nvmem_unregister(lk->nvmem);
+	lk->nvmem = NULL;
+	of_node_put(lk->np);
+	lk->np = NULL;
+
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, kref_read(&nodes[i]->kobj.kref),
+				    before[i], "%pOF after %d x %d devices",
+				    nodes[i], rounds, nimgs);
+		of_node_put(nodes[i]);
+	}
+}
+
+/*
+ * layout_kunit_of_refs() images: @cases applied to @good in turn, then
+ * @good itself on a @good_size device (@ncases + 1 images)
+ */
+static struct layout_kunit_img * __maybe_unused
+layout_kunit_bad_imgs(struct kunit *test, const u8 *good, size_t len,
+		      size_t good_size, const struct layout_kunit_bad *cases,
+		      int ncases)
+{
+	struct layout_kunit_img *imgs;
+	int i;
+
+	imgs = kunit_kcalloc(test, ncases + 1, sizeof(*imgs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, imgs);
+	for (i = 0; i < ncases; i++) {
+		u8 *image = kunit_kmalloc(test, len, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, image);
+		imgs[i].len = layout_kunit_bad_image(&cases[i], good, len,
+						     image);
+		imgs[i].image = image;
+		imgs[i].size = cases[i].size;
+		imgs[i].fill = cases[i].fill;
+	}
+	imgs[ncases] = (struct layout_kunit_img){ good, len, good_size, 0xff };
+
+	return imgs;
+}
+
 #endif /* _NVMEM_LAYOUT_KUNIT_H */

@@ -294,6 +294,20 @@ static void onie_kunit_malformed(struct kunit *test)
 			       c->size);
 }
 
+/*
+ * ten rounds of devices with the node and every malformed image, then the
+ * good one: the nodes' reference counts end where they started
+ */
+static void onie_kunit_of_refs(struct kunit *test)
+{
+	int n = ARRAY_SIZE(onie_bad_cases);
+	struct layout_kunit_img *imgs;
+
+	imgs = layout_kunit_bad_imgs(test, onie_good, sizeof(onie_good), 256,
+				     onie_bad_cases, n);
+	layout_kunit_of_refs(test, "/onie-tlv-kunit/eeprom", imgs, n + 1, 10);
+}
+
 static struct kunit_case onie_tlv_kunit_cases[] = {
 	KUNIT_CASE(onie_kunit_good),
 	KUNIT_CASE(onie_kunit_fills_device),
@@ -305,6 +319,7 @@ static struct kunit_case onie_tlv_kunit_cases[] = {
 	KUNIT_CASE(onie_kunit_of_cells),
 	KUNIT_CASE(onie_kunit_bad_keeps_device),
 	KUNIT_CASE_PARAM(onie_kunit_malformed, onie_kunit_bad_gen_params),
+	KUNIT_CASE(onie_kunit_of_refs),
 	{}
 };
 

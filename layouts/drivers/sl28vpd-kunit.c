@@ -228,6 +228,20 @@ static void sl28_kunit_malformed(struct kunit *test)
 			       c->size);
 }
 
+/*
+ * ten rounds of devices with the node and every malformed image, then the
+ * good one: the nodes' reference counts end where they started
+ */
+static void sl28_kunit_of_refs(struct kunit *test)
+{
+	int n = ARRAY_SIZE(sl28_bad_cases);
+	struct layout_kunit_img *imgs;
+
+	imgs = layout_kunit_bad_imgs(test, sl28_good, sizeof(sl28_good), 256,
+				     sl28_bad_cases, n);
+	layout_kunit_of_refs(test, "/sl28vpd-kunit/eeprom", imgs, n + 1, 10);
+}
+
 static struct kunit_case sl28vpd_kunit_cases[] = {
 	KUNIT_CASE(sl28_kunit_good),
 	KUNIT_CASE(sl28_kunit_fills_device),
@@ -237,6 +251,7 @@ static struct kunit_case sl28vpd_kunit_cases[] = {
 	KUNIT_CASE(sl28_kunit_of_bad_mac),
 	KUNIT_CASE(sl28_kunit_bad_keeps_device),
 	KUNIT_CASE_PARAM(sl28_kunit_malformed, sl28_kunit_bad_gen_params),
+	KUNIT_CASE(sl28_kunit_of_refs),
 	{}
 };
 

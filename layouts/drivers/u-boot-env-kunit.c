@@ -388,6 +388,36 @@ static void uenv_kunit_of_redundant(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, lk->read_past_end);
 }
 
+/*
+ * ten rounds of devices with the node and intact, damaged, erased and cut
+ * pairs of copies: the nodes' reference counts end where they started
+ */
+static void uenv_kunit_of_refs(struct kunit *test)
+{
+	u8 *good = kunit_kmalloc(test, 0x200, GFP_KERNEL);
+	u8 *bad = kunit_kmalloc(test, 0x200, GFP_KERNEL);
+	u8 *erased = kunit_kmalloc(test, 0x200, GFP_KERNEL);
+	struct layout_kunit_img imgs[4];
+
+	KUNIT_ASSERT_NOT_NULL(test, good);
+	KUNIT_ASSERT_NOT_NULL(test, bad);
+	KUNIT_ASSERT_NOT_NULL(test, erased);
+	uenv_kunit_build(good, 0x100, U_BOOT_FORMAT_REDUNDANT, 1,
+			 UENV_KUNIT_VARS, sizeof(UENV_KUNIT_VARS) - 1, 0);
+	uenv_kunit_build(good + 0x100, 0x100, U_BOOT_FORMAT_REDUNDANT, 0,
+			 UENV_KUNIT_VARS, sizeof(UENV_KUNIT_VARS) - 1, 0);
+	memcpy(bad, good, 0x200);
+	bad[0] ^= 0x01;
+	bad[0x100] ^= 0x01;
+	memset(erased, 0xff, 0x200);
+	imgs[0] = (struct layout_kunit_img){ good, 0x200, 0x200, 0xff };
+	imgs[1] = (struct layout_kunit_img){ bad, 0x200, 0x200, 0xff };
+	imgs[2] = (struct layout_kunit_img){ erased, 0x200, 0x200, 0xff };
+	imgs[3] = (struct layout_kunit_img){ good, 3, 3, 0xff };
+	layout_kunit_of_refs(test, "/uenv-kunit/count", imgs,
+			     ARRAY_SIZE(imgs), 10);
+}
+
 static struct kunit_case uenv_kunit_cases[] = {
 	KUNIT_CASE(uenv_kunit_mkenvimage),
 	KUNIT_CASE(uenv_kunit_built),
@@ -409,6 +439,7 @@ static struct kunit_case uenv_kunit_of_cases[] = {
 	KUNIT_CASE(uenv_kunit_geometry),
 	KUNIT_CASE(uenv_kunit_of_single),
 	KUNIT_CASE(uenv_kunit_of_redundant),
+	KUNIT_CASE(uenv_kunit_of_refs),
 	{}
 };
 
