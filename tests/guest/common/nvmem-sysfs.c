@@ -19,6 +19,9 @@
  *       racing the provider's unbind); prints "ok N" and "errno E N" for
  *       each errno seen, and "short N" for reads that returned fewer bytes
  *       than the file's size said.
+ *   nvmem-sysfs read-loop FILE COUNT HEX
+ *       the same, each whole read also compared with the bytes HEX: those
+ *       that differ are counted in "differ N" instead of "ok".
  *
  * Exit status 0, or 1 with a message on stderr when an argument is wrong
  * or a directory that exists cannot be listed.
@@ -144,11 +147,37 @@ static int list_cells(const char *dev)
 	return 0;
 }
 
-static int read_loop(const char *path, long count)
+/* @hex as bytes in @out (at most @max); their number, or -1 */
+static long unhex(const char *hex, unsigned char *out, size_t max)
+{
+	size_t n = strlen(hex) / 2;
+
+	if (strlen(hex) % 2 || n > max)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned int v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = v;
+	}
+	return n;
+}
+
+static int read_loop(const char *path, long count, const char *hex)
 {
 	static long errs[256];
-	long ok = 0, shorter = 0;
+	static unsigned char want[4096];
+	long ok = 0, shorter = 0, differ = 0, nwant = -1;
 	char buf[4096];
+
+	if (hex) {
+		nwant = unhex(hex, want, sizeof(want));
+		if (nwant < 0) {
+			fprintf(stderr, "read-loop: %s is no hex string\n", hex);
+			return 1;
+		}
+	}
 
 	for (long i = 0; i < count; i++) {
 		struct stat st;
@@ -169,6 +198,8 @@ static int read_loop(const char *path, long count)
 			errs[errno & 255]++;
 		else if (n < st.st_size && n < (ssize_t)sizeof(buf))
 			shorter++;
+		else if (nwant >= 0 && (n != nwant || memcmp(buf, want, n)))
+			differ++;
 		else
 			ok++;
 		close(fd);
@@ -176,6 +207,8 @@ static int read_loop(const char *path, long count)
 	printf("ok %ld\n", ok);
 	if (shorter)
 		printf("short %ld\n", shorter);
+	if (differ)
+		printf("differ %ld\n", differ);
 	for (int e = 0; e < 256; e++)
 		if (errs[e])
 			printf("errno %d %ld\n", e, errs[e]);
@@ -186,8 +219,9 @@ int main(int argc, char **argv)
 {
 	int rc = 0;
 
-	if (argc == 4 && !strcmp(argv[1], "read-loop"))
-		return read_loop(argv[2], strtol(argv[3], NULL, 0));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "read-loop"))
+		return read_loop(argv[2], strtol(argv[3], NULL, 0),
+				 argc == 5 ? argv[4] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "devices"))
 		return list_devices();
 	if (argc >= 2 && !strcmp(argv[1], "cells")) {
