@@ -15,7 +15,7 @@ import lab
 
 HOLDER = "nvmem_cell_holder"
 # reads per cell and reader; NVLAB_CONSUMER_READS shortens a local run
-READS = int(os.environ.get("NVLAB_CONSUMER_READS", "20000"))
+READS = int(os.environ.get("NVLAB_CONSUMER_READS", "10000"))
 
 
 def consumer_node(shell, promises):
