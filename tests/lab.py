@@ -573,7 +573,7 @@ KERNELS = ("ours", "ref")
 # board's config fragments ask for the options, scripts/build-kernel.sh
 # makes sure every build has them.
 KUNIT_SUITES = {
-    "CONFIG_RISCV_HWPROBE_KUNIT_TEST": ("riscv_hwprobe",),
+    "CONFIG_RISCV_HWPROBE_KUNIT_TEST": ("riscv_hwprobe", "riscv_misaligned"),
     "CONFIG_NVMEM_KUNIT_TEST": ("nvmem_layouts",),
     "CONFIG_NVMEM_LAYOUT_ONIE_TLV_KUNIT_TEST": ("nvmem_layout_onie_tlv",),
     "CONFIG_NVMEM_LAYOUT_SL28_VPD_KUNIT_TEST": ("nvmem_layout_sl28vpd",),

@@ -205,7 +205,7 @@ def test_fragment_selftests():
     """The expected KUnit suites and Rust self-tests come from the board's
     config fragments (config.fragment + config-<kernel>.fragment)."""
     assert lab.fragment_selftests("riscv64-virt", "ours", lab.KUNIT_SUITES, "y") == {
-        "riscv_hwprobe", "nvmem_layouts", "nvmem_layout_onie_tlv",
+        "riscv_hwprobe", "riscv_misaligned", "nvmem_layouts", "nvmem_layout_onie_tlv",
         "nvmem_layout_u_boot_env", "nvmem_layout_u_boot_env_of"}
     # the sl28 VPD layout is a module on riscv64-virt, built in (with its
     # suite) on ast2600-evb
