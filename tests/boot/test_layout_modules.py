@@ -54,12 +54,15 @@ def module_shell(extra_boots):
 
 
 def layout_targets(pytestconfig, kernel, compatible):
-    """the attachments whose whole device has a layout of `compatible`"""
+    """the attachments whose whole device has a layout of `compatible`,
+    bar the hostile images (eeprom-images/hostile/, held by test_cells.py):
+    the module's life cycle is tested on the board's own images"""
     board = lab.board_under_test(pytestconfig)
     promises = lab.board_promises(board, kernel)
     by_image = {a.file.stem: a for a in lab.attachments(lab.board_env(pytestconfig))}
+    hostile = {d.stem for d in lab.hostile_images.descriptions()}
     targets = [by_image[p.image] for p in promises.layouts
-               if p.compatible == compatible and not p.partition]
+               if p.compatible == compatible and not p.partition and p.image not in hostile]
     assert targets, f"{board}: no LAYOUTS promise with {compatible} for kernel '{kernel}'"
     return targets
 
