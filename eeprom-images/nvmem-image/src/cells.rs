@@ -228,6 +228,9 @@ pub fn predict(
                         ),
                     ));
                 }
+                if let Some((bit_offset, nbits)) = c.bits {
+                    return Ok(bits_cell(c, img, bit_offset, nbits));
+                }
                 let raw = &img[c.offset..c.offset + c.size];
                 if c.mac_base {
                     // the kernel leaves out a mac-base cell of another length
@@ -248,4 +251,37 @@ pub fn predict(
             .collect::<Result<Vec<_>, _>>()
             .map(|v| v.into_iter().flatten().collect()),
     }
+}
+
+/// A fixed cell with `bits`: the kernel leaves it out unless the bit
+/// offset is 0..=7, there is at least one bit and the bits lie inside the
+/// cell's bytes (and a mac-base cell has no bits at all); its file then
+/// has the bytes the bits touch, and reads the bits shifted down to bit 0,
+/// the bytes above them zero.
+fn bits_cell(c: &FixedCell, img: &[u8], bit_offset: u32, nbits: u32) -> Option<Cell> {
+    let span = u64::from(bit_offset) + u64::from(nbits);
+    if bit_offset >= 8 || nbits == 0 || span > c.size as u64 * 8 || c.mac_base {
+        return None;
+    }
+    let bytes = span.div_ceil(8) as usize;
+    let raw = &img[c.offset..c.offset + bytes];
+    let mut value = vec![0u8; bytes];
+    for i in 0..nbits as usize {
+        let from = bit_offset as usize + i;
+        if raw[from / 8] >> (from % 8) & 1 == 1 {
+            value[i / 8] |= 1 << (i % 8);
+        }
+    }
+    Some(Cell {
+        name: c.name.clone(),
+        sysfs: format!("{}@{:x},{:x}", c.name, c.offset, bit_offset),
+        offset: c.offset,
+        bit: bit_offset as u8,
+        size: bytes,
+        raw: hex::encode(raw),
+        text: hex::printable(&value),
+        content: Some(hex::encode(&value)),
+        read_error: None,
+        indexed: None,
+    })
 }

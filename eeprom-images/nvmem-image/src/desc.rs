@@ -16,6 +16,9 @@ pub struct FixedCell {
     /// `compatible = "mac-base"`: a base MAC address (6 bytes, 12 hex
     /// digits or 17 characters) read as 6 bytes plus the index
     pub mac_base: bool,
+    /// `bits = <bit-offset nbits>`: the cell is these bits of its bytes,
+    /// least significant first
+    pub bits: Option<(u32, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -24,6 +27,7 @@ pub struct Region {
     pub data: Vec<u8>,
     pub cell: Option<String>,
     pub mac_base: bool,
+    pub bits: Option<(u32, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +120,31 @@ fn byte_field(t: &Table, key: &str, default: u8) -> R<u8> {
     Ok(usize_field(t, key, 255)?
         .map(|v| v as u8)
         .unwrap_or(default))
+}
+
+/// `key = [bit-offset, nbits]`, each 0..=u32::MAX (what a device tree
+/// cell holds; whether the kernel takes them is the kernel's business)
+fn bits_field(t: &Table, key: &str) -> R<Option<(u32, u32)>> {
+    let err = || {
+        DescError::field(
+            key,
+            "expected [bit offset, number of bits], two integers 0..=0xffffffff",
+        )
+    };
+    match t.get(key) {
+        None => Ok(None),
+        Some(Value::Array(a)) if a.len() == 2 => {
+            let mut v = [0u32; 2];
+            for (slot, x) in v.iter_mut().zip(a) {
+                *slot = x
+                    .as_integer()
+                    .and_then(|i| u32::try_from(i).ok())
+                    .ok_or_else(err)?;
+            }
+            Ok(Some((v[0], v[1])))
+        }
+        Some(_) => Err(err()),
+    }
 }
 
 fn bool_field(t: &Table, key: &str) -> R<bool> {
@@ -575,7 +604,11 @@ fn parse_blob(t: &Table) -> R<Spec> {
     let mut regions = Vec::new();
     for (i, r) in tables(t, "region")?.into_iter().enumerate() {
         let ctx = format!("region[{i}].");
-        only_keys(r, &["offset", "ascii", "hex", "cell", "mac-base"], &ctx)?;
+        only_keys(
+            r,
+            &["offset", "ascii", "hex", "cell", "mac-base", "bits"],
+            &ctx,
+        )?;
         let offset = usize_field(r, "offset", MAX_IMAGE).map_err(within(&ctx))?;
         let offset = required(offset, &format!("{ctx}offset"))?;
         let data = match (
@@ -618,11 +651,19 @@ fn parse_blob(t: &Table) -> R<Spec> {
                 "only a region with `cell` is a mac-base cell",
             ));
         }
+        let bits = bits_field(r, "bits").map_err(within(&ctx))?;
+        if bits.is_some() && cell.is_none() {
+            return Err(DescError::field(
+                format!("{ctx}bits"),
+                "only a region with `cell` has bits",
+            ));
+        }
         regions.push(Region {
             offset,
             data,
             cell,
             mac_base,
+            bits,
         });
     }
     Ok(Spec::Blob {
@@ -932,6 +973,7 @@ impl Description {
                         offset: r.offset,
                         size: r.data.len(),
                         mac_base: r.mac_base,
+                        bits: r.bits,
                     })
                 })
                 .collect()),

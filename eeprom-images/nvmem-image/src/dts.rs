@@ -14,8 +14,8 @@ fn node_name_ok(name: &str) -> bool {
 
 /// The `nvmem-layout { … };` node (tab-indented by `indent` tabs): its
 /// compatible, the U-Boot geometry properties, and for a fixed layout one
-/// child per cell of the blob (`compatible = "mac-base"` where the region
-/// says so).
+/// child per cell of the blob (`compatible = "mac-base"` and `bits` where
+/// the region says so).
 pub fn layout_node(d: &Description, indent: usize) -> Result<String> {
     let err = |field: &str, msg: String| Error::Desc {
         path: d.path.display().to_string(),
@@ -60,6 +60,9 @@ pub fn layout_node(d: &Description, indent: usize) -> Result<String> {
                 out.push_str(&format!(
                     "{t}\t\tcompatible = \"mac-base\";\n{t}\t\t#nvmem-cell-cells = <1>;\n"
                 ));
+            }
+            if let Some((bit_offset, nbits)) = c.bits {
+                out.push_str(&format!("{t}\t\tbits = <{bit_offset} {nbits}>;\n"));
             }
             out.push_str(&format!("{t}\t}};\n"));
         }

@@ -423,6 +423,17 @@ fn bad_defects() {
         &["defect[0].reseal", "no checksum of its own"],
     );
     bad_desc(&with("expect = \"maybe\"\n"), &["expect", "rejected"]);
+    let blob = "format = \"blob\"\nsize = 8\n[[region]]\noffset = 0\nhex = \"01\"\n";
+    bad_desc(
+        &format!("{blob}bits = [0, 1]\n"),
+        &["region[0].bits", "only a region with `cell`"],
+    );
+    for bits in ["[1]", "[1, 2, 3]", "[-1, 2]", "[0, 4294967296]", "\"0 1\""] {
+        bad_desc(
+            &format!("{blob}cell = \"c\"\nbits = {bits}\n"),
+            &["region[0].bits", "two integers"],
+        );
+    }
     bad_desc(
         &with("[layout]\ncompatible = \"onie,tlv\"\n"),
         &["layout.compatible", "unknown layout"],

@@ -303,11 +303,67 @@ fn fixed_layout_cells_from_regions() {
     assert_eq!(c[0].text.as_deref(), Some("hello"));
 }
 
+/// A blob with one 4-byte region at 0x8 whose cell has `bits`.
+fn bits_cell(stored: [u8; 4], bit_offset: u32, nbits: u32) -> Option<cells::Cell> {
+    let text = format!(
+        "format = \"blob\"\nsize = 16\n[[region]]\noffset = 8\nhex = \"{}\"\ncell = \"b\"\nbits = [{bit_offset}, {nbits}]\n",
+        stored.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
+    );
+    let d = Description::from_text(std::path::Path::new("x.toml"), &text).unwrap();
+    let mut c = cells::predict(
+        cells::Layout::Fixed,
+        &d.build().unwrap(),
+        &d.fixed_cells().unwrap(),
+        None,
+        uboot::Geometry::default(),
+    )
+    .unwrap();
+    assert!(c.len() <= 1);
+    c.pop()
+}
+
+#[test]
+fn bits_cells_left_out_as_the_kernel_does() {
+    for (off, n) in [
+        (8, 4),
+        (u32::MAX, 1),
+        (0, 0),
+        (4, 29),
+        (1, u32::MAX),
+        (7, 26),
+    ] {
+        assert!(
+            bits_cell([1, 2, 3, 4], off, n).is_none(),
+            "bits <{off} {n}>"
+        );
+    }
+    let c = bits_cell([0xa5, 0xc3, 0, 0], 4, 8).unwrap();
+    assert_eq!((c.sysfs.as_str(), c.size), ("b@8,4", 2));
+    assert_eq!(c.content.as_deref(), Some("3a00"));
+}
+
 fn text_value() -> impl Strategy<Value = String> {
     "[ -~]{0,40}"
 }
 
 proptest! {
+    /// a bits cell reads the stored little-endian value shifted right by
+    /// the bit offset and cut to nbits, in the bytes the bits touch
+    #[test]
+    fn bits_cells_shift_and_mask(stored in proptest::array::uniform4(any::<u8>()), off in 0u32..8, n in 1u32..=32) {
+        let c = bits_cell(stored, off, n);
+        if off + n > 32 {
+            prop_assert!(c.is_none());
+        } else {
+            let c = c.unwrap();
+            let bytes = (off + n).div_ceil(8) as usize;
+            let value = (u64::from(u32::from_le_bytes(stored)) >> off) & ((1u64 << n) - 1);
+            prop_assert_eq!(c.size, bytes);
+            prop_assert_eq!(c.content.unwrap(), hex_le(value, bytes));
+            prop_assert_eq!(c.sysfs, format!("b@8,{off:x}"));
+        }
+    }
+
     #[test]
     fn onie_random_round_trip(fields in proptest::collection::vec((0x21u8..=0x2f, text_value()), 0..12)) {
         let tlvs: Vec<(u8, Vec<u8>)> = fields.into_iter().map(|(t, s)| (t, s.into_bytes())).collect();
@@ -478,4 +534,11 @@ fn defects_change_what_they_say() {
         u32::from_le_bytes(img[..4].try_into().unwrap()),
         nvmem_image::onie::crc32(&img[4..])
     );
+}
+
+fn hex_le(v: u64, bytes: usize) -> String {
+    v.to_le_bytes()[..bytes]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
