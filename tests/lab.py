@@ -450,15 +450,23 @@ class ExtraBoots:
 # is a different identity, hence a new boot.
 
 def _load_env(env_path, out=None):
+    """the labgrid environment, for the build directory `out` if given:
+    its kernel and device tree, and (an environment that loads $LG_RMEM)
+    the rmem images that device tree declares (another kernel's board may
+    attach others: the hostile images are ours only)"""
     qemu_helper.export_rmem_env()
-    saved = os.environ.get("LG_OUT")
+    saved = {k: os.environ.get(k) for k in ("LG_OUT", "LG_RMEM")}
     if out:
         os.environ["LG_OUT"] = str(out)
+        dtb = Path(out) / "board.dtb"
+        if dtb.exists() and "$LG_RMEM" in Path(env_path).read_text():
+            os.environ["LG_RMEM"] = qemu_helper.rmem_args([str(dtb)], os.environ.get("LG_IMAGES", ""))
     try:
         return Environment(str(env_path))
     finally:
         if out:
-            os.environ["LG_OUT"] = saved or ""
+            for k, v in saved.items():
+                os.environ[k] = v or ""
 
 
 def boot_identity(env_path, out=None, cpu=None, smp=None, append=""):

@@ -1,4 +1,5 @@
 """Host-side checks of the test helpers themselves (no board needed)."""
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -50,6 +51,36 @@ def test_riscv_attachments(monkeypatch, tmp_path):
     assert {int(a.where, 16): a.file.stem for a in found}.items() >= RISCV_RMEM.items()
     assert {a.kind for a in found} == {"rmem"}
     assert all(a.file.parent == images for a in found)
+
+
+def test_identity_of_another_build(monkeypatch, tmp_path):
+    """A boot of another build directory (the reference session looking
+    for what our session recorded, lab.recorded) is named as that
+    directory's own session names it: with the rmem images of its own
+    device tree (ours has the hostile images, the reference's not)."""
+    outs = {}
+    for name, labels in (("ours", ["a", "b"]), ("ref", ["a"])):
+        out = tmp_path / name
+        out.mkdir()
+        nodes = "".join(f'{x}@{0x1000 * (i + 1):x} {{ compatible = "nvmem-rmem"; label = "{x}"; '
+                        f"reg = <{0x1000 * (i + 1):#x} 0x1000>; }};" for i, x in enumerate(labels))
+        (out / "t.dts").write_text("/dts-v1/;\n/ { reserved-memory { #address-cells = <1>; "
+                                   f"#size-cells = <1>; ranges; {nodes} }}; }};\n")
+        subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(out / "board.dtb"), str(out / "t.dts")],
+                       check=True)
+        outs[name] = out
+    _fake_images(tmp_path, ["a", "b"])
+    monkeypatch.setenv("LG_IMAGES", str(tmp_path))
+    env = ENV / "riscv64-virt.yaml"
+    seen = {}
+    for session in ("ours", "ref"):
+        monkeypatch.setenv("LG_OUT", str(outs[session]))
+        monkeypatch.delenv("LG_RMEM", raising=False)
+        seen[session] = lab.boot_identity(env, outs["ours"])
+        assert str(tmp_path / "b.bin") in " ".join(lab._load_env(env, outs["ours"]).config.data["targets"]["main"]
+                                                   ["drivers"]["QEMUDriver"]["extra_args"].split()), session
+        assert os.environ["LG_OUT"] == str(outs[session])
+    assert seen["ours"] == seen["ref"]
 
 
 @pytest.mark.parametrize("problem, size, error", [
