@@ -226,6 +226,17 @@ def test_layout_promise_kept(shell, layout_promise, request):
     for name, (cell_size, content) in want.items():
         assert got[name][0] == cell_size, f"{dev}/cells/{name}: size {got[name][0]}, predicted {cell_size}"
         assert got[name][2] == content, f"{dev}/cells/{name}: read {got[name][2]}, predicted {content}"
+    # a fixed cell the layout leaves out (bits that do not fit, a mac-base
+    # cell of another length): the kernel says which and why
+    if request.config.getoption("--nvlab-kernel") == "ours" and p.compatible == "fixed-layout":
+        nodes = shell.run(f"cd /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout 2>/dev/null && "
+                          "for c in *@*; do [ -e $c/reg ] && echo $c; done")[0]
+        kept = {name.split("@")[0] for name in want}
+        left_out = [n for n in nodes if n.split("@")[0] not in kept]
+        lines = [line for line in lab.dmesg(shell) if re.search(rf"(^|[ :]){re.escape(dev)}:", line)]
+        for node in left_out:
+            assert any(f"/{node}:" in line and "cell left out" in line for line in lines), \
+                f"{dev}: cell {node} left out without a kernel line saying why; lines: {lines}"
     # an environment with an ethaddr that gets no cell: the kernel says why
     if (request.config.getoption("--nvlab-kernel") == "ours" and p.compatible.startswith("u-boot,env")
             and re.search(rb"\0ethaddr=", data) and not any(n.startswith("ethaddr@") for n in want)):

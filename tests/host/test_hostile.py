@@ -44,15 +44,16 @@ def test_outcome_as_documented(path):
 
 
 def test_ten_per_format():
-    """at least ten hostile images per layout family (mac-base: one image
-    of malformed cells, each cell a case)"""
+    """at least ten hostile images per layout family (mac-base and fixed
+    cells with bits: images of malformed cells, each cell a case)"""
     family = Counter()
     for path in DESCS:
         compatible, _ = H.meta(path)
         family[compatible.split("-redundant")[0]] += 1
         if compatible == "fixed-layout":
-            family["mac-base cells"] += len(tomllib.loads(path.read_text()).get("region", []))
-    for name in ("onie,tlv-layout", "kontron,sl28-vpd", "u-boot,env", "mac-base cells"):
+            for r in tomllib.loads(path.read_text()).get("region", []):
+                family["bits cells" if "bits" in r else "mac-base cells" if r.get("mac-base") else "cells"] += 1
+    for name in ("onie,tlv-layout", "kontron,sl28-vpd", "u-boot,env", "mac-base cells", "bits cells"):
         assert family[name] >= 10, f"{name}: {family[name]} hostile image(s)"
 
 
