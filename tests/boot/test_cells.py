@@ -228,6 +228,7 @@ def test_layout_promise_kept(shell, layout_promise, request):
         assert got[name][2] == content, f"{dev}/cells/{name}: read {got[name][2]}, predicted {content}"
     # a fixed cell the layout leaves out (bits that do not fit, a mac-base
     # cell of another length): the kernel says which and why
+    left_out = []
     if request.config.getoption("--nvlab-kernel") == "ours" and p.compatible == "fixed-layout":
         nodes = shell.run(f"cd /sys/bus/nvmem/devices/{dev}/of_node/nvmem-layout 2>/dev/null && "
                           "for c in *@*; do [ -e $c/reg ] && echo $c; done")[0]
@@ -243,6 +244,8 @@ def test_layout_promise_kept(shell, layout_promise, request):
         lines = [line for line in lab.dmesg(shell) if re.search(rf"(^|[ :]){re.escape(dev)}:", line)]
         assert any("ethaddr" in line and "not a MAC address" in line for line in lines), \
             f"{dev}: no ethaddr cell, and no kernel line saying why; lines: {lines}"
+    print(f"\nnvlab: outcome: {p.id}: {len(want)} cell(s) as predicted"
+          + (f", {len(left_out)} left out, each with a kernel line" if left_out else ""))
     # cells are read-only and readable by whoever may read the device (MTD
     # nvmem devices are root-only: so are their cells)
     readable = int(device_mode(shell, dev), 8) & 0o444
@@ -291,6 +294,8 @@ def expect_rejected(shell, p, data, dev, got, error, kernel="ours"):
             f"{dev}: no error in the kernel log for a malformed {p.compatible} image; lines: {lines}"
     differ = lab.guest_bytes_differ(shell, f"/sys/bus/nvmem/devices/{dev}/nvmem", data, 0)
     assert not differ, f"{dev}: raw content differs from the image: {differ}"
+    print(f"\nnvlab: outcome: {p.id}: rejected, no cells, raw device reads back; kernel: "
+          + " | ".join(line.split("] ", 1)[-1] for line in lines[-3:]))
 
 
 def test_unpromised_attachments_have_no_cells(shell, promises, request):

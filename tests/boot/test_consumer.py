@@ -85,8 +85,13 @@ def test_consumer_and_sysfs_read_alike(shell, pytestconfig):
         want = rf"nvmem_cell_holder: {re.escape(node)} {re.escape(name)}: {READS} reads, 0 differ, 0 failed$"
         assert any(re.search(want, line) for line in kernel_lines), \
             f"{HOLDER} on {name}: {[line for line in kernel_lines if f' {name}:' in line]}"
+    print(f"\nnvlab: consumer: {len(cells)} cell(s) of {node}, {READS} reads each by {HOLDER} "
+          f"and by 2 sysfs readers: " + "; ".join(line.split("nvmem_cell_holder: ", 1)[1]
+                                               for line in kernel_lines if " reads, " in line))
     for path, out_file in loops:
         lines = shell.run_check(f"cat {out_file}")
         ok, errors, short = lab.read_loop_results(lines)
         differ = [line for line in lines if line.startswith("differ")]
+        print(f"nvlab: consumer: sysfs {path}: {ok} ok, errors {errors}, {len(short)} short, "
+              f"{len(differ)} differ")
         assert (ok, errors, short, differ) == (READS, {}, [], []), f"{path} read by sysfs: {lines}"

@@ -307,6 +307,8 @@ def test_provider_rebind_with_reader(module_shell, layout_modules, pytestconfig,
     sh.run_check(f"for i in $(seq {REBINDS}); do echo {name} > {drv}/unbind; echo {name} > {drv}/bind; done",
                  timeout=600)
     ok, errors, short = readers_result(sh)
+    print(f"\nnvlab: race: {REBINDS} unbind/bind cycles of {name} ({module}) under {READERS} readers "
+          f"x 2000 reads of {cell}: {ok} ok, errors {errors}, {len(short)} short")
     settle(sh)
     lab.assert_no_splat(sh, f"{REBINDS} unbind/bind cycles of {name} under {READERS} readers")
     assert not short and set(errors) <= {2, 5, 19, 22}, (errors, short)
@@ -377,7 +379,7 @@ def test_load_unload_cycles(module_shell, layout_modules, pytestconfig, kernel_u
         assert int(n) == CYCLES - 10, f"cycle {int(n) + 11} of rmmod/modprobe {module} failed"
         lab.assert_no_splat(sh, f"{CYCLES} unload/load cycles of {module} under {READERS} readers")
         new = {h: r for h, r in lab.kmemleak_suspects(sh).items() if h not in known}
-        print(f"{CYCLES} cycles of {module} in {elapsed:.0f} s; readers: {ok} reads ok, errors {errors}; "
+        print(f"\nnvlab: race: {CYCLES} unload/load cycles of {module} in {elapsed:.0f} s; readers: {ok} reads ok, errors {errors}; "
               f"slab {slab0} -> {slab1} KiB; kmemleak: {len(new)} new")
         assert not new, "kmemleak after the loop:\n" + "\n".join(line for r in new.values() for line in r)[:6000]
         assert not short and set(errors) <= {2, 5, 19, 22}, (errors, short)

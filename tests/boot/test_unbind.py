@@ -89,6 +89,7 @@ def test_cell_reads_race_unbind(race_shell, rmem_with_cells, kernel_under_test, 
     results = shell.run_check("cat /tmp/reader.*")
     ok, errors, short = lab.read_loop_results(results)
     what = f"{cycles} unbind/bind cycles of {name} under {READERS} readers"
+    print(f"\nnvlab: race: {what} x {READS} reads of {cell}: {ok} ok, errors {errors}, {len(short)} short")
     # the kernel's report first: a read of a freed cell shows there (KASAN)
     # and, as a consequence, in odd errors or short reads below
     patterns = lab.splat_patterns()
