@@ -74,9 +74,11 @@ def devices_of(shell, targets):
 
 def layout_device(shell, dev):
     """the nvmem-layout bus device of nvmem device `dev`, or None"""
+    # one fork per device: 60 of them under KASAN beside another session
+    # took more than run_check's 30 s
     out = shell.run_check(
         "for d in /sys/bus/nvmem-layout/devices/*; do [ -e \"$d\" ] || continue; "
-        "echo \"${d##*/} $(basename $(dirname $(readlink -f $d)))\"; done")
+        "p=$(readlink -f $d); p=${p%/*}; echo \"${d##*/} ${p##*/}\"; done", timeout=300)
     hits = [name for name, parent in (line.split() for line in out) if parent == dev]
     assert len(hits) <= 1, f"{dev}: several layout devices {hits}"
     return hits[0] if hits else None

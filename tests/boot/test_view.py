@@ -28,6 +28,21 @@ def mac_text(hexstr):
     return ":".join(hexstr[i:i + 2] for i in range(0, 12, 2))
 
 
+def mac_value(data):
+    """a MAC cell: an address where it holds 6 bytes, else (a hostile
+    image's 1-byte record) its bytes as a text field shows them"""
+    return ("mac", mac_text(data.hex())) if len(data) == 6 else text_or_hex(data)
+
+
+def text_or_hex(data):
+    """a text field as the view shows it: text where every byte is
+    printable ASCII, else its bytes in hex (a hostile image's erased
+    serial number), or nothing"""
+    if data and all(0x20 <= b < 0x7f for b in data):
+        return ("text", data.decode("ascii"))
+    return ("empty", None) if not data else ("hex", data.hex())
+
+
 def expected_value(layout, name, raw, mac_base):
     """(kind, value) a cell reads as by its format's definition, or None
     where the formats say nothing (a fixed cell of any bytes)"""
@@ -36,18 +51,22 @@ def expected_value(layout, name, raw, mac_base):
     data = bytes.fromhex(raw)
     if layout == "onie,tlv-layout":
         if name == "mac-address":
-            return ("mac", mac_text(raw))
+            return mac_value(data)
         if name == "manufacture-date":
-            return ("date", data.decode("ascii"))
-        if name in ONIE_INT:
+            kind, value = text_or_hex(data)
+            return ("date" if kind == "text" else kind, value)
+        if name in ONIE_INT and 1 <= len(data) <= 2:
             return ("integer", int(raw, 16))
+        if name in ONIE_INT:
+            return text_or_hex(data)
         if name in ONIE_TEXT:
-            return ("text", data.decode("ascii"))
+            return text_or_hex(data)
         return ("hex", raw)
     if layout == "kontron,sl28-vpd":
         if name == "base-mac-address":
-            return ("mac", mac_text(raw))
-        return ("text", data.rstrip(b"\0").decode("ascii"))
+            return mac_value(data)
+        # NUL-padded in the record
+        return text_or_hex(data.rstrip(b"\0"))
     if layout and layout.startswith("u-boot,env"):
         if name == "ethaddr":
             # six bytes from the read hook, or the text as stored
@@ -56,7 +75,7 @@ def expected_value(layout, name, raw, mac_base):
             return ("text", data.decode("ascii"))
         return ("empty", None) if not data else ("hex", raw)
     if mac_base:
-        return ("mac", mac_text(raw))
+        return mac_value(data)
     return None
 
 
