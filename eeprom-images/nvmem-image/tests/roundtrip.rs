@@ -275,6 +275,19 @@ fn sl28_multicast_mac_cell_fails_to_read() {
     assert_eq!(c[1].read_error.as_deref(), Some("EINVAL"));
 }
 
+/// The cells a fixed layout makes of the blob a description text builds.
+fn fixed_cells_of(text: &str) -> Vec<cells::Cell> {
+    let d = Description::from_text(std::path::Path::new("x.toml"), text).unwrap();
+    cells::predict(
+        cells::Layout::Fixed,
+        &d.build().unwrap(),
+        &d.fixed_cells().unwrap(),
+        None,
+        uboot::Geometry::default(),
+    )
+    .unwrap()
+}
+
 #[test]
 fn fixed_layout_cells_from_regions() {
     let text = r#"
@@ -289,15 +302,7 @@ fn fixed_layout_cells_from_regions() {
         offset = 0x20
         hex = "01 02"
     "#;
-    let d = Description::from_text(std::path::Path::new("x.toml"), text).unwrap();
-    let c = cells::predict(
-        cells::Layout::Fixed,
-        &d.build().unwrap(),
-        &d.fixed_cells().unwrap(),
-        None,
-        uboot::Geometry::default(),
-    )
-    .unwrap();
+    let c = fixed_cells_of(text);
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].sysfs, "greeting@10,0");
     assert_eq!(c[0].text.as_deref(), Some("hello"));
@@ -309,15 +314,7 @@ fn bits_cell(stored: [u8; 4], bit_offset: u32, nbits: u32) -> Option<cells::Cell
         "format = \"blob\"\nsize = 16\n[[region]]\noffset = 8\nhex = \"{}\"\ncell = \"b\"\nbits = [{bit_offset}, {nbits}]\n",
         stored.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ")
     );
-    let d = Description::from_text(std::path::Path::new("x.toml"), &text).unwrap();
-    let mut c = cells::predict(
-        cells::Layout::Fixed,
-        &d.build().unwrap(),
-        &d.fixed_cells().unwrap(),
-        None,
-        uboot::Geometry::default(),
-    )
-    .unwrap();
+    let mut c = fixed_cells_of(&text);
     assert!(c.len() <= 1);
     c.pop()
 }
