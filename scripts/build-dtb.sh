@@ -42,7 +42,8 @@ done
 hostile=HOSTILE_RMEM_${KERNEL^^}
 hostile=${!hostile:-${HOSTILE_RMEM:-}}
 if [ -n "$hostile" ] && [ -z "$VARIANT" ]; then
-	run_logged "$tag" "$log" "$VENV/bin/python" "$TOP/scripts/hostile.py" dtso "$hostile" "$OUT/hostile.dtso"
+	run_logged "$tag" "$log" "$VENV/bin/python" "$TOP/scripts/hostile.py" dtso "$hostile" "$OUT/hostile.dtso" \
+		--base "$OUT/base.dtb"
 	run_logged "$tag" "$log" dtc -@ -I dts -O dtb -o "$OUT/hostile.dtbo" "$OUT/hostile.dtso"
 	dtbos+=("$OUT/hostile.dtbo")
 	overlays="$overlays hostile@$hostile"

@@ -19,6 +19,7 @@ from unittest import mock
 from labgrid import Environment
 
 TOP = Path(__file__).resolve().parent.parent
+BUILD = TOP / "build"
 sys.path.insert(0, str(TOP / "scripts"))
 import qemu as qemu_helper  # noqa: E402  (scripts/qemu.py)
 import hostile as hostile_images  # noqa: E402  (scripts/hostile.py)
@@ -736,7 +737,11 @@ def compile_overlays(board, kernel, outdir, variant=None):
     address = hostile_rmem(board, kernel)
     if address is not None and not variant:
         generated = Path(outdir) / "hostile.dtso"
-        generated.write_text(hostile_images.overlay(address))
+        # reg in the cells of the board's base tree, once built (the
+        # addresses and sizes are the same in any cells)
+        base = BUILD / board_conf_path(board).parent.name / kernel / "base.dtb"
+        cells = hostile_images.cells_of(base) if base.exists() else (2, 2)
+        generated.write_text(hostile_images.overlay(address, cells))
         sources.append(generated)
     for src in sources:
         out = Path(outdir) / (src.stem + ".dtbo")

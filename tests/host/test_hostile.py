@@ -73,12 +73,64 @@ def test_overlay_attaches_each_at_its_size():
         end = address + size
 
 
+# reserved-memory regions a board has before its EEPROMs: OpenSBI's one or
+# two on riscv64-virt; the video and framebuffer pools of the AST2600 EVB's
+# device tree
+OTHER_REGIONS = {"riscv64-virt": 2, "ast2600-evb": 2}
+
+
 def test_within_reserved_regions():
     """6.1 keeps at most 64 reserved-memory regions (MAX_RESERVED_REGIONS)
     and drops the rest at boot ("not enough space for all defined
-    regions"), taking EEPROMs with them; OpenSBI takes one or two on
-    riscv64-virt. Every board variant stays within what is left."""
-    for kernel in lab.KERNELS:
-        for variant in (None, "bench"):
-            n = len(lab.rmem_regions("riscv64-virt", kernel, variant))
-            assert n <= 64 - 2, f"riscv64-virt {kernel} {variant or ''}: {n} rmem EEPROMs"
+    regions"), taking EEPROMs with them. Every variant of every board that
+    attaches the hostile images stays within what the board leaves."""
+    boards = [b for b in sorted(p.parent.name for p in (lab.TOP / "qemu-boards").glob("*/board.conf")) if any(lab.hostile_rmem(b, k) is not None for k in lab.KERNELS)]
+    assert "ast2600-evb" in boards and "riscv64-virt" in boards, boards
+    for board in boards:
+        for kernel in lab.KERNELS:
+            for variant in (None, "bench"):
+                n = len(lab.rmem_regions(board, kernel, variant))
+                assert n <= 64 - OTHER_REGIONS[board], f"{board} {kernel} {variant or ''}: {n} rmem EEPROMs"
+
+
+def _compiled(text, tmp):
+    src, out = Path(tmp) / "h.dtso", Path(tmp) / "h.dtbo"
+    src.write_text(text)
+    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
+                   check=True, timeout=60)
+    return out
+
+
+@pytest.mark.parametrize("cells", [(1, 1), (2, 1), (2, 2)])
+def test_overlay_in_the_cells_of_the_base(cells):
+    """reg is written in the address and size cells of the base tree's
+    reserved-memory node (one each on the AST2600, which the overlay would
+    otherwise change under the node's own children), read back the same"""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _compiled(f"/dts-v1/;\n/ {{\n\t#address-cells = <2>;\n\t#size-cells = <2>;\n"
+                         f"\treserved-memory {{\n\t\t#address-cells = <{cells[0]}>;\n"
+                         f"\t\t#size-cells = <{cells[1]}>;\n\t\tranges;\n\t}};\n}};\n", tmp)
+        assert H.cells_of(base) == cells
+        text = H.overlay(0xa0000000, H.cells_of(base))
+        assert f"#address-cells = <{cells[0]}>;" in text and f"#size-cells = <{cells[1]}>;" in text
+        regions = lab.qemu_helper.rmem_regions(str(_compiled(text, tmp)))
+    assert min(a for _, a, _ in regions) == 0xa0000000
+    assert sorted(label for label, _, _ in regions) == sorted(d.stem for d in DESCS)
+
+
+def test_overlay_cells_without_reserved_memory():
+    """a base without reserved-memory: the root's cells (2 and 1 when it
+    says nothing, as the device-tree specification defaults them)"""
+    with tempfile.TemporaryDirectory() as tmp:
+        assert H.cells_of(_compiled("/dts-v1/;\n/ {\n\t#address-cells = <1>;\n};\n", tmp)) == (1, 1)
+        assert H.cells_of(_compiled("/dts-v1/;\n/ {\n};\n", tmp)) == (2, 1)
+
+
+def test_overlay_refuses_what_the_cells_cannot_hold():
+    with pytest.raises(H.HostileError, match="does not fit in 1 cell"):
+        H.overlay(0x1_0000_0000, (1, 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = Path(tmp) / "bad.dtb"
+        bad.write_bytes(b"not a tree")
+        with pytest.raises(H.HostileError, match="no flattened device tree"):
+            H.cells_of(bad)
