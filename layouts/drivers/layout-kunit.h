@@ -61,6 +61,7 @@ struct layout_kunit {
 	u8 *data;
 	size_t size;
 	bool read_past_end;
+	int read_err;	/* when set, every read fails with it */
 	unsigned int last_offset;
 	size_t last_bytes;
 
@@ -85,6 +86,8 @@ static int layout_kunit_reg_read(void *priv, unsigned int offset, void *val,
 {
 	struct layout_kunit *lk = priv;
 
+	if (lk->read_err)
+		return lk->read_err;
 	if (offset > LAYOUT_KUNIT_BACKING ||
 	    bytes > LAYOUT_KUNIT_BACKING - offset)
 		return -EINVAL;

@@ -260,6 +260,26 @@ static void onie_kunit_bad_keeps_device(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(back, image, sizeof(back)), 0);
 }
 
+/*
+ * A device that cannot be read (an EEPROM that does not answer) gives no
+ * cells and stays registered; once it answers, its content is all there.
+ */
+static void onie_kunit_read_error(struct kunit *test)
+{
+	u8 back[sizeof(onie_good)];
+	struct layout_kunit *lk = test->priv;
+	struct nvmem_device *nvmem;
+
+	lk->read_err = -EIO;
+	nvmem = layout_kunit_device(test, onie_good, sizeof(onie_good), 256, 0xff,
+				    &onie_tlv_layout);
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
+	lk->read_err = 0;
+	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, sizeof(back), back),
+			(int)sizeof(back));
+	KUNIT_EXPECT_EQ(test, memcmp(back, onie_good, sizeof(back)), 0);
+}
+
 static const struct layout_kunit_bad onie_bad_cases[] = {
 	{ "device shorter than a header", 8, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
 	{ "bad magic", 256, 0xff, 0, 't', -EINVAL },
@@ -318,6 +338,7 @@ static struct kunit_case onie_tlv_kunit_cases[] = {
 	KUNIT_CASE(onie_kunit_cell_refused),
 	KUNIT_CASE(onie_kunit_of_cells),
 	KUNIT_CASE(onie_kunit_bad_keeps_device),
+	KUNIT_CASE(onie_kunit_read_error),
 	KUNIT_CASE_PARAM(onie_kunit_malformed, onie_kunit_bad_gen_params),
 	KUNIT_CASE(onie_kunit_of_refs),
 	{}

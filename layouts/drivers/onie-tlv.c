@@ -225,8 +225,10 @@ static u8 *onie_tlv_read_table(struct device *dev, struct nvmem_device *nvmem,
 	}
 
 	ret = nvmem_device_read(nvmem, 0, ONIE_TLV_HDR_LEN, hdr);
-	if (ret < 0)
+	if (ret < 0) {
+		dev_err(dev, "onie-tlv: cannot read the header: %d\n", ret);
 		return ERR_PTR(ret);
+	}
 
 	len = onie_tlv_check_header(dev, hdr, dev_size);
 	if (len < 0)
@@ -237,8 +239,11 @@ static u8 *onie_tlv_read_table(struct device *dev, struct nvmem_device *nvmem,
 		return ERR_PTR(-ENOMEM);
 
 	ret = nvmem_device_read(nvmem, 0, len, buf);
-	if (ret < 0)
+	if (ret < 0) {
+		dev_err(dev, "onie-tlv: cannot read the %d-byte table: %d\n",
+			len, ret);
 		goto err;
+	}
 
 	/* the header must not have changed since it was checked */
 	if (memcmp(buf, hdr, ONIE_TLV_HDR_LEN)) {

@@ -195,6 +195,26 @@ static void sl28_kunit_bad_keeps_device(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(back, image, sizeof(back)), 0);
 }
 
+/*
+ * A device that cannot be read (an EEPROM that does not answer) gives no
+ * cells and stays registered; once it answers, its content is all there.
+ */
+static void sl28_kunit_read_error(struct kunit *test)
+{
+	u8 back[sizeof(sl28_good)];
+	struct layout_kunit *lk = test->priv;
+	struct nvmem_device *nvmem;
+
+	lk->read_err = -EIO;
+	nvmem = layout_kunit_device(test, sl28_good, sizeof(sl28_good), 256, 0xff,
+				    &sl28vpd_layout);
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
+	lk->read_err = 0;
+	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, sizeof(back), back),
+			(int)sizeof(back));
+	KUNIT_EXPECT_EQ(test, memcmp(back, sl28_good, sizeof(back)), 0);
+}
+
 /* the device serves the whole record whatever size it declares */
 static const struct layout_kunit_bad sl28_bad_cases[] = {
 	{ "device of 1 byte", 1, 0xff, LAYOUT_KUNIT_UNCHANGED, 0, -EINVAL },
@@ -250,6 +270,7 @@ static struct kunit_case sl28vpd_kunit_cases[] = {
 	KUNIT_CASE(sl28_kunit_of_cells),
 	KUNIT_CASE(sl28_kunit_of_bad_mac),
 	KUNIT_CASE(sl28_kunit_bad_keeps_device),
+	KUNIT_CASE(sl28_kunit_read_error),
 	KUNIT_CASE_PARAM(sl28_kunit_malformed, sl28_kunit_bad_gen_params),
 	KUNIT_CASE(sl28_kunit_of_refs),
 	{}

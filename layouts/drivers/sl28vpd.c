@@ -85,8 +85,10 @@ static int sl28vpd_read(struct device *dev, struct nvmem_device *nvmem,
 	}
 
 	ret = nvmem_device_read(nvmem, 0, sizeof(*vpd), vpd);
-	if (ret < 0)
+	if (ret < 0) {
+		dev_err(dev, "sl28vpd: cannot read the record: %d\n", ret);
 		return ret;
+	}
 
 	return sl28vpd_check(dev, vpd);
 }

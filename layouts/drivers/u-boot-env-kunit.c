@@ -131,6 +131,23 @@ static void uenv_kunit_ethaddr(struct kunit *test)
 						      ETH_ALEN), -EINVAL);
 }
 
+/*
+ * A device that cannot be read fails the parse with -EIO whatever its
+ * driver said (the MTD driver's probe fails, as it did before the
+ * layout), and adds no cell.
+ */
+static void uenv_kunit_read_error(struct kunit *test)
+{
+	struct layout_kunit *lk = test->priv;
+
+	lk->read_err = -ETIMEDOUT;
+	KUNIT_EXPECT_EQ(test, uenv_kunit_parse(test, uenv_mkenvimage,
+					       sizeof(uenv_mkenvimage),
+					       sizeof(uenv_mkenvimage),
+					       U_BOOT_FORMAT_SINGLE), -EIO);
+	KUNIT_EXPECT_EQ(test, lk->ncells, 0);
+}
+
 /* a malformed environment: its variables, size and what is done to it */
 struct uenv_kunit_bad {
 	const char *what;
@@ -422,6 +439,7 @@ static struct kunit_case uenv_kunit_cases[] = {
 	KUNIT_CASE(uenv_kunit_mkenvimage),
 	KUNIT_CASE(uenv_kunit_built),
 	KUNIT_CASE(uenv_kunit_ethaddr),
+	KUNIT_CASE(uenv_kunit_read_error),
 	KUNIT_CASE_PARAM(uenv_kunit_malformed, uenv_kunit_bad_gen_params),
 	KUNIT_CASE_PARAM(uenv_kunit_choose, uenv_kunit_choice_gen_params),
 	KUNIT_CASE(uenv_kunit_pick),

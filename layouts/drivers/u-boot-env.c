@@ -372,9 +372,11 @@ static int __u_boot_env_parse(struct device *dev, struct nvmem_device *nvmem,
 		goto out;
 	}
 	ret = nvmem_device_read(nvmem, 0, len, buf);
-	if (ret < 0)
-		goto out_free;
-	if (ret != len) {
+	if (ret >= 0 && ret != len)
+		ret = -EIO;
+	if (ret < 0) {
+		/* a device that cannot be read is an error, not bad content */
+		dev_err(dev, "u-boot-env: cannot read %zu bytes: %d\n", len, ret);
 		ret = -EIO;
 		goto out_free;
 	}
