@@ -31,6 +31,8 @@ TOP = Path(__file__).resolve().parent.parent
 DIR = TOP / "eeprom-images" / "hostile"
 TOOL = TOP / "target" / "release" / "nvmem-image"
 ALIGN = 0x1000
+# address and size cells of reg where no base tree says otherwise
+DEFAULT_CELLS = (2, 2)
 
 
 class HostileError(Exception):
@@ -115,7 +117,7 @@ def _reg(value, cells, what, node):
 
 
 @functools.lru_cache(maxsize=4)
-def overlay(address, cells=(2, 2)):
+def overlay(address, cells=DEFAULT_CELLS):
     """DTS text of the overlay attaching every hostile image from `address`,
     reg in `cells` (address and size cells of the reserved-memory node)"""
     nodes = []
@@ -139,12 +141,11 @@ def overlay(address, cells=(2, 2)):
 
 def main(argv):
     try:
+        cells = DEFAULT_CELLS
         if argv[:1] == ["dtso"] and "--base" in argv[:-1]:
             at = argv.index("--base")
             cells = cells_of(argv[at + 1])
             argv = argv[:at] + argv[at + 2:]
-        else:
-            cells = (2, 2)
         if len(argv) in (2, 3) and argv[0] == "dtso":
             text = overlay(int(argv[1], 0), cells)
             if len(argv) == 3:

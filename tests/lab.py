@@ -740,7 +740,7 @@ def compile_overlays(board, kernel, outdir, variant=None):
         # reg in the cells of the board's base tree, once built (the
         # addresses and sizes are the same in any cells)
         base = BUILD / board_conf_path(board).parent.name / kernel / "base.dtb"
-        cells = hostile_images.cells_of(base) if base.exists() else (2, 2)
+        cells = hostile_images.cells_of(base) if base.exists() else hostile_images.DEFAULT_CELLS
         generated.write_text(hostile_images.overlay(address, cells))
         sources.append(generated)
     for src in sources:

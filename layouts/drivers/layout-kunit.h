@@ -255,6 +255,28 @@ layout_kunit_device(struct kunit *test, const void *image, size_t len,
 				     layout);
 }
 
+/*
+ * Register a device of @len bytes of @image with @layout while every read
+ * fails: the layout adds no cell and the device stays registered; once
+ * reads work again, it serves @image as it is.
+ */
+static inline void layout_kunit_expect_read_error(struct kunit *test,
+						  const u8 *image, size_t len,
+						  struct nvmem_layout *layout)
+{
+	struct layout_kunit *lk = test->priv;
+	struct nvmem_device *nvmem;
+	u8 *back = kunit_kmalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	lk->read_err = -EIO;
+	nvmem = layout_kunit_device(test, image, len, 256, 0xff, layout);
+	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
+	lk->read_err = 0;
+	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, len, back), (int)len);
+	KUNIT_EXPECT_EQ(test, memcmp(back, image, len), 0);
+}
+
 /* a device with the node at @path, filled with 0xff after @image */
 static struct nvmem_device *
 layout_kunit_of_device(struct kunit *test, const void *image, size_t len,

@@ -266,18 +266,8 @@ static void onie_kunit_bad_keeps_device(struct kunit *test)
  */
 static void onie_kunit_read_error(struct kunit *test)
 {
-	u8 back[sizeof(onie_good)];
-	struct layout_kunit *lk = test->priv;
-	struct nvmem_device *nvmem;
-
-	lk->read_err = -EIO;
-	nvmem = layout_kunit_device(test, onie_good, sizeof(onie_good), 256, 0xff,
-				    &onie_tlv_layout);
-	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
-	lk->read_err = 0;
-	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, sizeof(back), back),
-			(int)sizeof(back));
-	KUNIT_EXPECT_EQ(test, memcmp(back, onie_good, sizeof(back)), 0);
+	layout_kunit_expect_read_error(test, onie_good, sizeof(onie_good),
+				       &onie_tlv_layout);
 }
 
 static const struct layout_kunit_bad onie_bad_cases[] = {

@@ -201,18 +201,8 @@ static void sl28_kunit_bad_keeps_device(struct kunit *test)
  */
 static void sl28_kunit_read_error(struct kunit *test)
 {
-	u8 back[sizeof(sl28_good)];
-	struct layout_kunit *lk = test->priv;
-	struct nvmem_device *nvmem;
-
-	lk->read_err = -EIO;
-	nvmem = layout_kunit_device(test, sl28_good, sizeof(sl28_good), 256, 0xff,
-				    &sl28vpd_layout);
-	KUNIT_EXPECT_EQ(test, lk->cell_adds, 0);
-	lk->read_err = 0;
-	KUNIT_ASSERT_EQ(test, nvmem_device_read(nvmem, 0, sizeof(back), back),
-			(int)sizeof(back));
-	KUNIT_EXPECT_EQ(test, memcmp(back, sl28_good, sizeof(back)), 0);
+	layout_kunit_expect_read_error(test, sl28_good, sizeof(sl28_good),
+				       &sl28vpd_layout);
 }
 
 /* the device serves the whole record whatever size it declares */

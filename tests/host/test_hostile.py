@@ -57,14 +57,18 @@ def test_ten_per_format():
         assert family[name] >= 10, f"{name}: {family[name]} hostile image(s)"
 
 
+def _compiled(text, tmp):
+    """the overlay or tree `text` compiled with dtc into `tmp`"""
+    src, out = Path(tmp) / "h.dtso", Path(tmp) / "h.dtbo"
+    src.write_text(text)
+    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
+                   check=True, timeout=60)
+    return out
+
+
 def test_overlay_attaches_each_at_its_size():
-    text = H.overlay(0x9e000000)
     with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "h.dtso", Path(tmp) / "h.dtbo"
-        src.write_text(text)
-        subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
-                       check=True, timeout=60)
-        regions = lab.qemu_helper.rmem_regions(str(out))
+        regions = lab.qemu_helper.rmem_regions(str(_compiled(H.overlay(0x9e000000), tmp)))
     assert sorted(label for label, _, _ in regions) == sorted(d.stem for d in DESCS)
     end = 0
     for label, address, size in sorted(regions, key=lambda r: r[1]):
@@ -84,21 +88,14 @@ def test_within_reserved_regions():
     and drops the rest at boot ("not enough space for all defined
     regions"), taking EEPROMs with them. Every variant of every board that
     attaches the hostile images stays within what the board leaves."""
-    boards = [b for b in sorted(p.parent.name for p in (lab.TOP / "qemu-boards").glob("*/board.conf")) if any(lab.hostile_rmem(b, k) is not None for k in lab.KERNELS)]
+    boards = sorted(p.parent.name for p in (lab.TOP / "qemu-boards").glob("*/board.conf"))
+    boards = [b for b in boards if any(lab.hostile_rmem(b, k) is not None for k in lab.KERNELS)]
     assert "ast2600-evb" in boards and "riscv64-virt" in boards, boards
     for board in boards:
         for kernel in lab.KERNELS:
             for variant in (None, "bench"):
                 n = len(lab.rmem_regions(board, kernel, variant))
                 assert n <= 64 - OTHER_REGIONS[board], f"{board} {kernel} {variant or ''}: {n} rmem EEPROMs"
-
-
-def _compiled(text, tmp):
-    src, out = Path(tmp) / "h.dtso", Path(tmp) / "h.dtbo"
-    src.write_text(text)
-    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(out), str(src)],
-                   check=True, timeout=60)
-    return out
 
 
 @pytest.mark.parametrize("cells", [(1, 1), (2, 1), (2, 2)])
