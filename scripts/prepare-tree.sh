@@ -205,7 +205,7 @@ compose_layouts_build() {
 			for (i = 1; i <= n; i++) {
 				o = objs[i]
 				if (o ~ /\.dtb\.o$/) { sub(/\.dtb\.o$/, "", o); ok = ("drivers/" o ".dts" in have) }
-				else { sub(/\.o$/, "", o); ok = ("drivers/" o ".c" in have) }
+				else { sub(/\.o$/, "", o); ok = ("drivers/" o ".c" in have) || ("drivers/" o ".rs" in have) }
 				if (!ok) keep = 0
 			}
 			if (!keep) next

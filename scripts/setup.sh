@@ -13,7 +13,7 @@ PKGS=(
 	gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
 	gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 	qemu-system-misc qemu-system-arm opensbi
-	device-tree-compiler u-boot-tools libubootenv-tool
+	device-tree-compiler u-boot-tools libubootenv-tool freeipmi-tools
 	python3-venv python3-dev swig
 	chromium chromium-driver
 )

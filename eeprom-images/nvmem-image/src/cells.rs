@@ -4,7 +4,8 @@
 
 use crate::desc::FixedCell;
 use crate::error::DecodeError;
-use crate::{hex, mac, onie, sl28, uboot};
+use crate::format;
+use crate::{hex, mac, uboot};
 use serde::Serialize;
 use std::str::FromStr;
 
@@ -15,25 +16,40 @@ pub enum Layout {
     /// the format of a copy, and whether the flags count (or are boolean)
     UbootEnv(uboot::Kind, bool),
     Fixed,
+    /// the layout of another format, by its compatible
+    Compatible(&'static str),
+}
+
+impl Layout {
+    /// The `nvmem-layout` compatible of the layout.
+    pub fn compatible(&self) -> Option<&'static str> {
+        if *self == Layout::Fixed {
+            return Some("fixed-layout");
+        }
+        format::compatibles()
+            .find(|(_, l)| l == self)
+            .map(|(c, _)| c)
+    }
+
+    /// Every compatible known: the formats' layouts and `fixed-layout`.
+    pub fn known() -> Vec<&'static str> {
+        format::compatibles()
+            .map(|(c, _)| c)
+            .chain(["fixed-layout"])
+            .collect()
+    }
 }
 
 impl FromStr for Layout {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "onie,tlv-layout" => Layout::OnieTlv,
-            "kontron,sl28-vpd" => Layout::Sl28Vpd,
-            "u-boot,env" => Layout::UbootEnv(uboot::Kind::Single, true),
-            "u-boot,env-redundant-bool" => Layout::UbootEnv(uboot::Kind::Redundant, false),
-            "u-boot,env-redundant-count" => Layout::UbootEnv(uboot::Kind::Redundant, true),
-            "fixed-layout" => Layout::Fixed,
-            _ => {
-                return Err(format!(
-                    "unknown layout {s:?} (onie,tlv-layout, kontron,sl28-vpd, u-boot,env, \
-                     u-boot,env-redundant-bool, u-boot,env-redundant-count, fixed-layout)"
-                ))
-            }
-        })
+        if s == "fixed-layout" {
+            return Ok(Layout::Fixed);
+        }
+        format::compatibles()
+            .find(|(c, _)| *c == s)
+            .map(|(_, l)| l)
+            .ok_or_else(|| format!("unknown layout {s:?} ({})", Layout::known().join(", ")))
     }
 }
 
@@ -58,7 +74,7 @@ pub struct Cell {
     pub indexed: Option<String>,
 }
 
-enum Post {
+pub(crate) enum Post {
     None,
     /// add the index to a 6-byte MAC (ONIE)
     MacAdd,
@@ -94,7 +110,7 @@ fn post(kind: &Post, raw: &[u8], index: i64) -> Result<Vec<u8>, String> {
     }
 }
 
-fn make(
+pub(crate) fn make(
     name: &str,
     offset: usize,
     raw: &[u8],
@@ -130,127 +146,47 @@ pub fn predict(
     index: Option<i64>,
     env: uboot::Geometry,
 ) -> Result<Vec<Cell>, DecodeError> {
-    match layout {
-        Layout::OnieTlv => {
-            let image = onie::decode(img)?;
-            image.check()?;
-            Ok(image
-                .tlvs
-                .iter()
-                // the kernel makes no cell of an empty TLV, and reads a
-                // mac-address TLV plus the index only when it has 6 bytes
-                .filter(|t| t.len > 0)
-                .filter_map(|t| {
-                    let name = t.name?;
-                    let raw = &img[t.value_offset..t.value_offset + t.len];
-                    let kind = if t.code == 0x24 && t.len == 6 {
-                        Post::MacAdd
-                    } else {
-                        Post::None
-                    };
-                    Some(make(name, t.value_offset, raw, t.len, kind, index))
-                })
-                .collect())
-        }
-        Layout::Sl28Vpd => {
-            let image = sl28::decode(img)?;
-            image.check()?;
-            let serial = &img[sl28::SERIAL_OFFSET..sl28::SERIAL_OFFSET + sl28::SERIAL_LEN];
-            let m = &img[sl28::MAC_OFFSET..sl28::MAC_OFFSET + 6];
-            Ok(vec![
-                make(
-                    "serial-number",
-                    sl28::SERIAL_OFFSET,
-                    serial,
-                    sl28::SERIAL_LEN,
-                    Post::None,
-                    index,
-                ),
-                make(
-                    "base-mac-address",
-                    sl28::MAC_OFFSET,
-                    m,
-                    6,
-                    Post::MacAddValid,
-                    index,
-                ),
-            ])
-        }
-        Layout::UbootEnv(kind, counter) => {
-            // a blank device fails as the layout finds it (a CRC that does
-            // not match), the blankness said as well
-            let copy =
-                uboot::layout_copy(img, kind, counter, env).map_err(
-                    |e| match onie::blank_kind(img) {
-                        Some(b) => DecodeError {
-                            msg: format!("{} ({b})", e.msg),
-                            ..e
-                        },
-                        None => e,
-                    },
-                )?;
-            let mut cells = Vec::new();
-            for v in &copy.vars {
-                let raw = &img[v.value_offset..v.value_offset + v.value_len];
-                // a name with '/' cannot be a sysfs file: the layout skips it
-                if v.name.contains('/') {
-                    continue;
-                }
-                if v.name == "ethaddr" {
-                    // an ethaddr that spells no address gets no cell
-                    if std::str::from_utf8(raw).ok().and_then(mac::parse).is_some() {
-                        cells.push(make(&v.name, v.value_offset, raw, 6, Post::MacText, index));
-                    }
-                } else {
-                    cells.push(make(
-                        &v.name,
-                        v.value_offset,
-                        raw,
-                        raw.len(),
-                        Post::None,
-                        index,
-                    ));
-                }
-            }
-            Ok(cells)
-        }
-        Layout::Fixed => fixed
-            .iter()
-            .map(|c| {
-                if c.offset + c.size > img.len() {
-                    return Err(DecodeError::at(
-                        c.offset,
-                        format!(
-                            "cell {} of {} bytes runs past the device ({} bytes)",
-                            c.name,
-                            c.size,
-                            img.len()
-                        ),
-                    ));
-                }
-                if let Some((bit_offset, nbits)) = c.bits {
-                    return Ok(bits_cell(c, img, bit_offset, nbits));
-                }
-                let raw = &img[c.offset..c.offset + c.size];
-                if c.mac_base {
-                    // the kernel leaves out a mac-base cell of another length
-                    if ![6, 12, 17].contains(&c.size) {
-                        return Ok(None);
-                    }
-                    return Ok(Some(make(&c.name, c.offset, raw, 6, Post::MacBase, index)));
-                }
-                Ok(Some(make(
-                    &c.name,
-                    c.offset,
-                    raw,
-                    c.size,
-                    Post::None,
-                    index,
-                )))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(|v| v.into_iter().flatten().collect()),
+    if layout != Layout::Fixed {
+        let f = format::by_layout(layout)
+            .ok_or_else(|| DecodeError::whole(format!("no format serves layout {layout:?}")))?;
+        return f.predict(layout, img, index, env);
     }
+    fixed
+        .iter()
+        .map(|c| {
+            if c.offset + c.size > img.len() {
+                return Err(DecodeError::at(
+                    c.offset,
+                    format!(
+                        "cell {} of {} bytes runs past the device ({} bytes)",
+                        c.name,
+                        c.size,
+                        img.len()
+                    ),
+                ));
+            }
+            if let Some((bit_offset, nbits)) = c.bits {
+                return Ok(bits_cell(c, img, bit_offset, nbits));
+            }
+            let raw = &img[c.offset..c.offset + c.size];
+            if c.mac_base {
+                // the kernel leaves out a mac-base cell of another length
+                if ![6, 12, 17].contains(&c.size) {
+                    return Ok(None);
+                }
+                return Ok(Some(make(&c.name, c.offset, raw, 6, Post::MacBase, index)));
+            }
+            Ok(Some(make(
+                &c.name,
+                c.offset,
+                raw,
+                c.size,
+                Post::None,
+                index,
+            )))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(|v| v.into_iter().flatten().collect())
 }
 
 /// A fixed cell with `bits`: the kernel leaves it out unless the bit

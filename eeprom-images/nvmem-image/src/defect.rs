@@ -15,6 +15,7 @@
 //!   `env-redundant-offset`: the nvmem-layout node a board gives the image
 //!   (`cells` takes it when no `--layout` is given).
 
+use crate::cells::Layout;
 use crate::desc::{required, str_field, tables, usize_field, within, MAX_IMAGE};
 use crate::error::DescError;
 use crate::hex;
@@ -59,15 +60,6 @@ pub struct Extras {
     pub expect: Option<Expect>,
     pub layout: Option<LayoutNode>,
 }
-
-const LAYOUTS: &[&str] = &[
-    "onie,tlv-layout",
-    "kontron,sl28-vpd",
-    "u-boot,env",
-    "u-boot,env-redundant-bool",
-    "u-boot,env-redundant-count",
-    "fixed-layout",
-];
 
 fn defect(t: &Table, ctx: &str) -> R<Defect> {
     let field = |k: &str| format!("{ctx}{k}");
@@ -135,10 +127,11 @@ fn layout_node(v: &Value) -> R<LayoutNode> {
     }
     let c = str_field(t, "compatible").map_err(within("layout."))?;
     let c = required(c, "layout.compatible")?;
-    if !LAYOUTS.contains(&c) {
+    let known = Layout::known();
+    if !known.contains(&c) {
         return Err(DescError::field(
             "layout.compatible",
-            format!("unknown layout {c:?} (known: {})", LAYOUTS.join(", ")),
+            format!("unknown layout {c:?} (known: {})", known.join(", ")),
         ));
     }
     Ok(LayoutNode {

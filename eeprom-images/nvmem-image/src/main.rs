@@ -1,4 +1,5 @@
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::builder::PossibleValuesParser;
+use clap::{Parser, Subcommand};
 use nvmem_image::cells::{self, Layout};
 use nvmem_image::desc::Description;
 use nvmem_image::inspect::{self, Format};
@@ -14,12 +15,11 @@ struct Cli {
     cmd: Cmd,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Auto,
-    OnieTlv,
-    Sl28Vpd,
-    UbootEnv,
+/// `inspect --format`: auto or a format's name.
+fn format_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        std::iter::once("auto").chain(nvmem_image::format::FORMATS.iter().map(|f| f.name())),
+    )
 }
 
 #[derive(Subcommand)]
@@ -63,8 +63,8 @@ enum Cmd {
     /// Decode an image: every field with offset and length, checksum validity
     Inspect {
         image: PathBuf,
-        #[arg(long, value_enum, default_value = "auto")]
-        format: FormatArg,
+        #[arg(long, default_value = "auto", value_parser = format_names())]
+        format: String,
         #[arg(long)]
         json: bool,
     },
@@ -72,8 +72,8 @@ enum Cmd {
     Cells {
         /// an image, or a description (.toml) that is built first
         input: PathBuf,
-        /// onie,tlv-layout | kontron,sl28-vpd | u-boot,env[-redundant-bool|-count] | fixed-layout
-        /// (default: the description's `[layout]`)
+        /// onie,tlv-layout | kontron,sl28-vpd | u-boot,env[-redundant-bool|-count] |
+        /// nvmem-lab,ipmi-fru | fixed-layout (default: the description's `[layout]`)
         #[arg(long)]
         layout: Option<String>,
         /// also show MAC cells post-processed with this index (may be
@@ -212,11 +212,9 @@ fn run(cli: Cli) -> Result<(), Error> {
             json,
         } => {
             let data = read(&image)?;
-            let format = match format {
-                FormatArg::Auto => Format::Auto,
-                FormatArg::OnieTlv => Format::OnieTlv,
-                FormatArg::Sl28Vpd => Format::Sl28Vpd,
-                FormatArg::UbootEnv => Format::UbootEnv,
+            let format = match nvmem_image::format::by_name(&format) {
+                Some(f) => Format::Named(f.name()),
+                None => Format::Auto,
             };
             let path = image.display().to_string();
             let found = inspect::inspect(&data, format).map_err(|err| Error::Image {

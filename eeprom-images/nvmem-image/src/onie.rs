@@ -4,9 +4,21 @@
 //! the TLV area. TLVs: type, length, value. The last TLV is the CRC-32
 //! (type 0xFE, length 4, big-endian) over every byte before its value.
 
-use crate::error::DecodeError;
-use crate::{hex, mac};
+use crate::cells::{self, Cell, Layout, Post};
+use crate::desc::{
+    byte_field, only_keys, pad_to, required, str_field, tables, usize_field, within, Spec,
+    MAX_IMAGE,
+};
+use crate::dump::{quote, spaced_hex, uniform_tail};
+use crate::error::{DecodeError, DescError};
+use crate::format::{self, BuildError, Candidate, Decoded, ImageFormat};
+use crate::inspect::Inspection;
+use crate::view::{self, Value};
+use crate::{hex, mac, uboot};
 use serde::Serialize;
+use std::fmt::{self, Write as _};
+use std::path::Path;
+use toml::{Table, Value as TomlValue};
 
 pub const MAGIC: &[u8; 8] = b"TlvInfo\0";
 pub const HEADER_LEN: usize = 11;
@@ -272,4 +284,403 @@ pub fn decode(data: &[u8]) -> Result<Image, DecodeError> {
         crc_expected,
         crc_valid: crc_found == crc_expected,
     })
+}
+
+type R<T> = std::result::Result<T, DescError>;
+
+fn onie_value(name: &str, kind: Kind, v: &TomlValue) -> R<Vec<Vec<u8>>> {
+    let text = |v: &TomlValue| -> R<String> {
+        v.as_str().map(str::to_owned).ok_or_else(|| {
+            DescError::field(name, format!("expected a string, found {}", v.type_str()))
+        })
+    };
+    let ascii = |s: String| -> R<Vec<u8>> {
+        if s.is_ascii() {
+            Ok(s.into_bytes())
+        } else {
+            Err(DescError::field(name, "must be ASCII text"))
+        }
+    };
+    let out = match kind {
+        Kind::Text => ascii(text(v)?)?,
+        Kind::Date => {
+            let s = text(v)?;
+            let ok = s.len() == 19
+                && s.bytes().enumerate().all(|(i, c)| match i {
+                    2 | 5 => c == b'/',
+                    10 => c == b' ',
+                    13 | 16 => c == b':',
+                    _ => c.is_ascii_digit(),
+                });
+            if !ok {
+                return Err(DescError::field(
+                    name,
+                    format!("{s:?} is not MM/DD/YYYY hh:mm:ss"),
+                ));
+            }
+            s.into_bytes()
+        }
+        Kind::Country => {
+            let s = text(v)?;
+            if s.len() != 2 || !s.bytes().all(|c| c.is_ascii_uppercase()) {
+                return Err(DescError::field(
+                    name,
+                    format!("{s:?} is not a two-letter country code"),
+                ));
+            }
+            s.into_bytes()
+        }
+        Kind::Mac => {
+            let s = text(v)?;
+            mac::parse(&s)
+                .ok_or_else(|| {
+                    DescError::field(
+                        name,
+                        format!("{s:?} is not a MAC address (xx:xx:xx:xx:xx:xx)"),
+                    )
+                })?
+                .to_vec()
+        }
+        Kind::U8 | Kind::U16 => {
+            let max = if kind == Kind::U8 { 255 } else { 65535 };
+            let i = v.as_integer().ok_or_else(|| {
+                DescError::field(name, format!("expected an integer, found {}", v.type_str()))
+            })?;
+            if !(0..=max).contains(&i) {
+                return Err(DescError::field(
+                    name,
+                    format!("{i} is out of range 0..={max}"),
+                ));
+            }
+            if kind == Kind::U8 {
+                vec![i as u8]
+            } else {
+                (i as u16).to_be_bytes().to_vec()
+            }
+        }
+        Kind::Hex => {
+            // one value, or an array of them (one TLV each)
+            if let TomlValue::Array(a) = v {
+                let mut all = Vec::new();
+                for (i, item) in a.iter().enumerate() {
+                    let s = item.as_str().ok_or_else(|| {
+                        DescError::field(format!("{name}[{i}]"), "expected a hex string")
+                    })?;
+                    all.push(
+                        hex::decode(s).map_err(|e| DescError::field(format!("{name}[{i}]"), e))?,
+                    );
+                }
+                return Ok(all);
+            }
+            hex::decode(&text(v)?).map_err(|e| DescError::field(name, e))?
+        }
+        Kind::Crc => {
+            return Err(DescError::field(
+                name,
+                "is computed by the tool, do not give it",
+            ))
+        }
+    };
+    if out.len() > 255 {
+        return Err(DescError::field(
+            name,
+            format!(
+                "value of {} bytes exceeds the TLV maximum of 255",
+                out.len()
+            ),
+        ));
+    }
+    Ok(vec![out])
+}
+
+fn parse_desc(t: &Table) -> R<Spec> {
+    let mut tlvs = Vec::new();
+    for (k, v) in t {
+        match k.as_str() {
+            "format" | "size" | "fill" => {}
+            "raw-tlv" => {
+                for (i, r) in tables(t, "raw-tlv")?.into_iter().enumerate() {
+                    let ctx = format!("raw-tlv[{i}].");
+                    only_keys(r, &["type", "hex"], &ctx)?;
+                    let code = usize_field(r, "type", 255).map_err(within(&ctx))?;
+                    let code = required(code, &format!("{ctx}type"))? as u8;
+                    let h = required(
+                        str_field(r, "hex").map_err(within(&ctx))?,
+                        &format!("{ctx}hex"),
+                    )?;
+                    let data =
+                        hex::decode(h).map_err(|e| DescError::field(format!("{ctx}hex"), e))?;
+                    if data.len() > 255 {
+                        return Err(DescError::field(
+                            format!("{ctx}hex"),
+                            format!("value of {} bytes exceeds 255", data.len()),
+                        ));
+                    }
+                    tlvs.push((code, data));
+                }
+            }
+            name => {
+                let Some((code, kind)) = type_by_name(name) else {
+                    let known: Vec<_> = TYPES
+                        .iter()
+                        .filter(|t| t.0 != CRC_TYPE)
+                        .map(|t| t.1)
+                        .collect();
+                    return Err(DescError::field(
+                        name,
+                        format!("unknown ONIE field (known: {}, raw-tlv)", known.join(", ")),
+                    ));
+                };
+                for value in onie_value(name, kind, v)? {
+                    tlvs.push((code, value));
+                }
+            }
+        }
+    }
+    let size = usize_field(t, "size", MAX_IMAGE)?;
+    Ok(Spec::OnieTlv {
+        tlvs,
+        size,
+        fill: byte_field(t, "fill", 0xff)?,
+    })
+}
+
+/// The ONIE TLV format (`format = "onie-tlv"`, layout `onie,tlv-layout`).
+pub struct OnieTlv;
+
+impl ImageFormat for OnieTlv {
+    fn name(&self) -> &'static str {
+        "onie-tlv"
+    }
+
+    fn parse(&self, t: &Table) -> R<Spec> {
+        parse_desc(t)
+    }
+
+    fn build(&self, spec: &Spec, _path: &Path) -> Result<Vec<u8>, BuildError> {
+        let Spec::OnieTlv { tlvs, size, fill } = spec else {
+            return Err(format::not_mine(self).into());
+        };
+        let img = encode(tlvs).map_err(DescError::whole)?;
+        Ok(pad_to(img, *size, *fill)?)
+    }
+
+    fn reseal(&self, spec: &Spec, img: &mut [u8]) -> Result<(), String> {
+        let Spec::OnieTlv { tlvs, .. } = spec else {
+            return Err(format::not_mine(self).msg);
+        };
+        let at = encode(tlvs)?.len() - 4;
+        if img.len() < at + 4 {
+            return Err(format!(
+                "the checksum is at byte {:#x}, the image has {} bytes",
+                at + 3,
+                img.len()
+            ));
+        }
+        let crc = crc32(&img[..at]);
+        img[at..at + 4].copy_from_slice(&crc.to_be_bytes());
+        Ok(())
+    }
+
+    fn detect(&self, img: &[u8]) -> bool {
+        img.starts_with(MAGIC)
+    }
+
+    fn magic(&self) -> Option<&'static str> {
+        Some("no ONIE \"TlvInfo\" magic")
+    }
+
+    fn inspect(&self, img: &[u8]) -> Result<Inspection, DecodeError> {
+        decode(img).map(Inspection::OnieTlv)
+    }
+
+    fn layouts(&self) -> &'static [(&'static str, Layout)] {
+        &[("onie,tlv-layout", Layout::OnieTlv)]
+    }
+
+    fn predict(
+        &self,
+        _layout: Layout,
+        img: &[u8],
+        index: Option<i64>,
+        _env: uboot::Geometry,
+    ) -> Result<Vec<Cell>, DecodeError> {
+        let image = decode(img)?;
+        image.check()?;
+        Ok(image
+            .tlvs
+            .iter()
+            // the kernel makes no cell of an empty TLV, and reads a
+            // mac-address TLV plus the index only when it has 6 bytes
+            .filter(|t| t.len > 0)
+            .filter_map(|t| {
+                let name = t.name?;
+                let raw = &img[t.value_offset..t.value_offset + t.len];
+                let kind = if t.code == 0x24 && t.len == 6 {
+                    Post::MacAdd
+                } else {
+                    Post::None
+                };
+                Some(cells::make(name, t.value_offset, raw, t.len, kind, index))
+            })
+            .collect())
+    }
+
+    fn dump_candidates(&self, img: &[u8]) -> Option<&'static [Candidate]> {
+        img.starts_with(MAGIC).then_some(&[dump_candidate])
+    }
+
+    fn view(&self, layout: &str, name: &str, b: &[u8]) -> Option<Value> {
+        if layout != "onie,tlv-layout" {
+            return None;
+        }
+        Some(match type_by_name(name).map(|t| t.1) {
+            Some(Kind::Mac) => view::mac_value(b, true),
+            Some(Kind::Date) => match hex::printable(b) {
+                Some(text) => Value::Date { text },
+                None => view::text_or_hex(b),
+            },
+            Some(Kind::U8 | Kind::U16) if (1..=2).contains(&b.len()) => Value::Integer {
+                value: b.iter().fold(0, |v, &x| v << 8 | u64::from(x)),
+            },
+            Some(Kind::Hex | Kind::Crc) => Value::Hex {
+                hex: hex::encode(b),
+            },
+            _ => view::text_or_hex(b),
+        })
+    }
+}
+
+impl fmt::Display for Image {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        writeln!(
+            s,
+            "format: ONIE TLV, version {}, TLV area {} bytes",
+            self.version, self.total_len
+        )?;
+        writeln!(
+            s,
+            "{:>6}  {:>4}  {:<18} {:>3}  value",
+            "offset", "type", "name", "len"
+        )?;
+        for t in &self.tlvs {
+            let v = t
+                .text
+                .clone()
+                .map(|x| format!("{x:?}"))
+                .unwrap_or_else(|| format!("hex {}", t.hex));
+            writeln!(
+                s,
+                "{:>#6x}  {:#04x}  {:<18} {:>3}  {v}",
+                t.offset,
+                t.code,
+                t.name.unwrap_or("(unknown)"),
+                t.len
+            )?;
+        }
+        writeln!(
+            s,
+            "crc32: found {:#010x}, computed {:#010x}: {}",
+            self.crc_found,
+            self.crc_expected,
+            format::valid(self.crc_valid)
+        )?;
+        f.write_str(&s)
+    }
+}
+
+impl Decoded for Image {
+    fn check(&self) -> Result<(), DecodeError> {
+        Image::check(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(Inspection::OnieTlv(self.clone())).unwrap_or_default()
+    }
+}
+
+fn dump_candidate(img: &[u8]) -> std::result::Result<String, String> {
+    let image = decode(img).map_err(|e| e.to_string())?;
+    if !image.crc_valid {
+        return Err("its CRC-32 does not match".into());
+    }
+    let end = HEADER_LEN + image.total_len;
+    let fill = uniform_tail(img, end, 0xff)
+        .ok_or_else(|| format!("bytes after the TLV area (from {end:#x}) are not one fill byte"))?;
+    let mut s = String::new();
+    let _ = writeln!(s, "format = \"onie-tlv\"");
+    let _ = writeln!(s, "size = {:#x}", img.len());
+    let _ = writeln!(s, "fill = {fill:#04x}\n");
+    let mut raw = String::new();
+    let mut hex_fields: Vec<(&str, Vec<String>)> = Vec::new();
+    for t in &image.tlvs {
+        if t.code == CRC_TYPE {
+            continue;
+        }
+        let value = &img[t.value_offset..t.value_offset + t.len];
+        match type_info(t.code) {
+            Some((name, Kind::Hex)) => {
+                let h = spaced_hex(value);
+                match hex_fields.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.push(h),
+                    None => {
+                        // the first of its type holds the place of all
+                        let _ = writeln!(s, "{name} = @{name}@");
+                        hex_fields.push((name, vec![h]));
+                    }
+                }
+            }
+            Some((name, kind)) => {
+                let v = match kind {
+                    Kind::U8 if value.len() == 1 => value[0].to_string(),
+                    Kind::U16 if value.len() == 2 => {
+                        u16::from_be_bytes([value[0], value[1]]).to_string()
+                    }
+                    Kind::Mac if value.len() == 6 => quote(
+                        &value
+                            .iter()
+                            .map(|b| format!("{b:02x}"))
+                            .collect::<Vec<_>>()
+                            .join(":"),
+                    ),
+                    Kind::Text | Kind::Date | Kind::Country if value.is_ascii() => {
+                        quote(std::str::from_utf8(value).expect("ASCII"))
+                    }
+                    _ => {
+                        return Err(format!(
+                            "the {name} TLV at {:#x} is not a valid {name}",
+                            t.offset
+                        ))
+                    }
+                };
+                let _ = writeln!(s, "{name} = {v}");
+            }
+            None => {
+                let _ = write!(
+                    raw,
+                    "\n[[raw-tlv]]\ntype = {:#04x}\nhex = {}\n",
+                    t.code,
+                    quote(&spaced_hex(value))
+                );
+            }
+        }
+    }
+    for (name, values) in hex_fields {
+        let v = if values.len() == 1 {
+            quote(&values[0])
+        } else {
+            format!(
+                "[{}]",
+                values
+                    .iter()
+                    .map(|h| quote(h))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        s = s.replacen(&format!("@{name}@"), &v, 1);
+    }
+    s.push_str(&raw);
+    Ok(s)
 }

@@ -5,11 +5,21 @@
 //! Redundant copy: CRC, one flag byte (not covered by the CRC), data.
 //! An image may hold two redundant copies back to back (each half of it).
 
-use crate::error::DecodeError;
-use crate::onie;
+use crate::cells::{self, Cell, Layout, Post};
+use crate::desc::{
+    bool_field, byte_field, only_keys, required, tables, usize_field, within, Spec, MAX_IMAGE,
+};
+use crate::dump::quote;
+use crate::error::{DecodeError, DescError};
+use crate::format::{self, BuildError, Candidate, Decoded, ImageFormat};
+use crate::inspect::Inspection;
+use crate::view::{self, Value};
+use crate::{mac, onie};
 use serde::Serialize;
+use std::fmt::{self, Write as _};
 use std::path::Path;
 use std::process::Command;
+use toml::{Table, Value as TomlValue};
 
 const CRC32: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
 
@@ -486,4 +496,530 @@ pub fn decode(img: &[u8], kind: Option<Kind>) -> Result<Image, DecodeError> {
         copies: vec![c],
         active: None,
     })
+}
+
+type R<T> = std::result::Result<T, DescError>;
+
+/// One copy of an environment in a description.
+#[derive(Debug, Clone)]
+pub struct EnvCopy {
+    pub flag: u8,
+    pub vars: Vec<(String, String)>,
+    /// store a CRC that does not match (a damaged copy)
+    pub bad_crc: bool,
+    /// lines given to mkenvimage after the variables, as they are (a line
+    /// without '=', an empty name)
+    pub lines: Vec<String>,
+    /// the NULs after the last variable removed (it runs to the end)
+    pub unterminated: bool,
+}
+
+fn env_vars(t: &Table, key: &str) -> R<Vec<(String, String)>> {
+    let vars = match t.get(key) {
+        None => return Ok(vec![]),
+        Some(TomlValue::Table(v)) => v,
+        Some(v) => {
+            return Err(DescError::field(
+                key,
+                format!("expected a table, found {}", v.type_str()),
+            ))
+        }
+    };
+    let mut out = Vec::new();
+    for (k, v) in vars {
+        let field = format!("{key}.{k}");
+        check_name(k).map_err(|e| DescError::field(&field, e))?;
+        let value = match v {
+            TomlValue::String(s) => s.clone(),
+            TomlValue::Integer(i) => i.to_string(),
+            other => {
+                return Err(DescError::field(
+                    &field,
+                    format!("expected a string, found {}", other.type_str()),
+                ))
+            }
+        };
+        check_value(k, &value).map_err(|e| DescError::field(&field, e))?;
+        out.push((k.clone(), value));
+    }
+    Ok(out)
+}
+
+/// `lines`: an array of strings, each one line of mkenvimage's input
+fn env_lines(t: &Table, key: &str) -> R<Vec<String>> {
+    let Some(v) = t.get(key) else {
+        return Ok(Vec::new());
+    };
+    let TomlValue::Array(items) = v else {
+        return Err(DescError::field(
+            key,
+            format!("expected an array of strings, found {}", v.type_str()),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            TomlValue::String(l) if !l.contains(['\n', '\0']) => Ok(l.clone()),
+            TomlValue::String(_) => Err(DescError::field(
+                format!("{key}[{i}]"),
+                "a line holds no newline or NUL",
+            )),
+            other => Err(DescError::field(
+                format!("{key}[{i}]"),
+                format!("expected a string, found {}", other.type_str()),
+            )),
+        })
+        .collect()
+}
+
+/// The fields that damage one copy of an environment on purpose.
+const DAMAGE_KEYS: [&str; 3] = ["bad-crc", "lines", "unterminated"];
+
+/// One copy's variables and damage, from the table that holds them (the
+/// description itself for a single copy, or a `[[copy]]`).
+fn env_copy(t: &Table, flag: u8) -> R<EnvCopy> {
+    Ok(EnvCopy {
+        flag,
+        vars: env_vars(t, "vars")?,
+        bad_crc: bool_field(t, "bad-crc")?,
+        lines: env_lines(t, "lines")?,
+        unterminated: bool_field(t, "unterminated")?,
+    })
+}
+
+fn parse_desc(t: &Table) -> R<Spec> {
+    only_keys(
+        t,
+        &[
+            "format",
+            "size",
+            "pad",
+            "redundant",
+            "flag",
+            "vars",
+            "copy",
+            "bad-crc",
+            "lines",
+            "unterminated",
+            "truncate",
+        ],
+        "",
+    )?;
+    let size = required(usize_field(t, "size", MAX_IMAGE)?, "size")?;
+    let redundant = match t.get("redundant") {
+        None => false,
+        Some(TomlValue::Boolean(b)) => *b,
+        Some(v) => {
+            return Err(DescError::field(
+                "redundant",
+                format!("expected true or false, found {}", v.type_str()),
+            ))
+        }
+    };
+    let mut copies = Vec::new();
+    let copy_tables = tables(t, "copy")?;
+    if copy_tables.is_empty() {
+        // one copy; in the redundant format it is one of a pair that the
+        // device keeps elsewhere (as `mkenvimage -r` writes it)
+        if t.contains_key("flag") && !redundant {
+            return Err(DescError::field("flag", "only a redundant copy has a flag"));
+        }
+        copies.push(env_copy(t, byte_field(t, "flag", 1)?)?);
+    } else {
+        if t.contains_key("flag") {
+            return Err(DescError::field("flag", "give each [[copy]] its flag"));
+        }
+        if !redundant {
+            return Err(DescError::field("copy", "copies need `redundant = true`"));
+        }
+        if t.contains_key("vars") {
+            return Err(DescError::field(
+                "vars",
+                "give the variables in each [[copy]] instead",
+            ));
+        }
+        for key in DAMAGE_KEYS {
+            if t.contains_key(key) {
+                return Err(DescError::field(
+                    key,
+                    format!("say which copy is damaged: {key} in its [[copy]]"),
+                ));
+            }
+        }
+        if copy_tables.len() != 2 {
+            return Err(DescError::field(
+                "copy",
+                format!(
+                    "{} copies given, a redundant environment has 2",
+                    copy_tables.len()
+                ),
+            ));
+        }
+        for (i, c) in copy_tables.into_iter().enumerate() {
+            let ctx = format!("copy[{i}].");
+            let keys: Vec<&str> = ["flag", "vars"].into_iter().chain(DAMAGE_KEYS).collect();
+            only_keys(c, &keys, &ctx)?;
+            let flag = byte_field(c, "flag", 1).map_err(within(&ctx))?;
+            copies.push(env_copy(c, flag).map_err(within(&ctx))?);
+        }
+    }
+    let hdr = if redundant { 5 } else { 4 };
+    for (i, c) in copies.iter().enumerate() {
+        let need =
+            data_bytes(&c.vars).len() + c.lines.iter().map(|l| l.len() + 1).sum::<usize>() + hdr;
+        if need > size {
+            let field = if copies.len() > 1 {
+                format!("copy[{i}].vars")
+            } else {
+                "vars".into()
+            };
+            return Err(DescError::field(
+                field,
+                format!("environment needs {need} bytes with its header, over the size of {size}"),
+            ));
+        }
+    }
+    let truncate = usize_field(t, "truncate", MAX_IMAGE)?;
+    let whole = size * copies.len();
+    if let Some(n) = truncate {
+        if n >= whole {
+            return Err(DescError::field(
+                "truncate",
+                format!("{n:#x} keeps the whole image of {whole:#x} bytes"),
+            ));
+        }
+    }
+    Ok(Spec::UbootEnv {
+        size,
+        pad: byte_field(t, "pad", 0xff)?,
+        redundant,
+        copies,
+        truncate,
+    })
+}
+
+/// U-Boot environments (`format = "uboot-env"`, layouts `u-boot,env`,
+/// `u-boot,env-redundant-bool`, `u-boot,env-redundant-count`).
+pub struct UbootEnv;
+
+impl ImageFormat for UbootEnv {
+    fn name(&self) -> &'static str {
+        "uboot-env"
+    }
+
+    fn parse(&self, t: &Table) -> R<Spec> {
+        parse_desc(t)
+    }
+
+    fn build(&self, spec: &Spec, _path: &Path) -> Result<Vec<u8>, BuildError> {
+        let Spec::UbootEnv {
+            size,
+            pad,
+            redundant,
+            copies,
+            truncate,
+        } = spec
+        else {
+            return Err(format::not_mine(self).into());
+        };
+        let mut out = Vec::new();
+        let kind = if *redundant {
+            Kind::Redundant
+        } else {
+            Kind::Single
+        };
+        for c in copies {
+            let mut img =
+                mkenvimage_lines(&c.vars, &c.lines, *size, *redundant, *pad).map_err(|msg| {
+                    BuildError::Tool {
+                        tool: "mkenvimage",
+                        msg,
+                    }
+                })?;
+            if c.unterminated {
+                unterminate(&mut img, kind, *pad)
+                    .map_err(|e| DescError::field("unterminated", e))?;
+            }
+            if *redundant {
+                // the flag byte is outside the CRC
+                img[4] = c.flag;
+            }
+            if c.bad_crc {
+                img[0] ^= 0xff;
+            }
+            out.extend_from_slice(&img);
+        }
+        if let Some(n) = truncate {
+            out.truncate(*n);
+        }
+        Ok(out)
+    }
+
+    fn reseal(&self, spec: &Spec, img: &mut [u8]) -> Result<(), String> {
+        let Spec::UbootEnv {
+            size,
+            redundant,
+            copies,
+            ..
+        } = spec
+        else {
+            return Err(format::not_mine(self).msg);
+        };
+        let kind = if *redundant {
+            Kind::Redundant
+        } else {
+            Kind::Single
+        };
+        for i in 0..copies.len() {
+            let copy = img
+                .get_mut(i * size..(i + 1) * size)
+                .ok_or_else(|| format!("copy {i} runs past the image"))?;
+            seal(copy, kind);
+        }
+        Ok(())
+    }
+
+    fn detect(&self, _img: &[u8]) -> bool {
+        false
+    }
+
+    fn magic(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn inspect(&self, img: &[u8]) -> Result<Inspection, DecodeError> {
+        decode(img, None).map(Inspection::UbootEnv)
+    }
+
+    fn inspect_unmarked(&self, img: &[u8]) -> Result<Result<Inspection, String>, DecodeError> {
+        let env = decode(img, None)?;
+        if env.active.is_none() {
+            let c = &env.copies[0];
+            let why = if c.crc_valid {
+                c.data_error.clone().unwrap_or_default()
+            } else {
+                format!(
+                    "CRC-32 expected {:#010x}, found {:#010x}",
+                    c.crc_expected, c.crc_found
+                )
+            };
+            return Ok(Err(format!("not a valid U-Boot environment ({why})")));
+        }
+        Ok(Ok(Inspection::UbootEnv(env)))
+    }
+
+    fn serves(&self, layout: Layout) -> bool {
+        matches!(layout, Layout::UbootEnv(..))
+    }
+
+    fn layouts(&self) -> &'static [(&'static str, Layout)] {
+        &[
+            ("u-boot,env", Layout::UbootEnv(Kind::Single, true)),
+            (
+                "u-boot,env-redundant-bool",
+                Layout::UbootEnv(Kind::Redundant, false),
+            ),
+            (
+                "u-boot,env-redundant-count",
+                Layout::UbootEnv(Kind::Redundant, true),
+            ),
+        ]
+    }
+
+    fn predict(
+        &self,
+        layout: Layout,
+        img: &[u8],
+        index: Option<i64>,
+        env: Geometry,
+    ) -> Result<Vec<Cell>, DecodeError> {
+        let Layout::UbootEnv(kind, counter) = layout else {
+            return Err(DecodeError::whole(format!(
+                "{layout:?} is no U-Boot environment layout"
+            )));
+        };
+        // a blank device fails as the layout finds it (a CRC that does
+        // not match), the blankness said as well
+        let copy =
+            layout_copy(img, kind, counter, env).map_err(|e| match onie::blank_kind(img) {
+                Some(b) => DecodeError {
+                    msg: format!("{} ({b})", e.msg),
+                    ..e
+                },
+                None => e,
+            })?;
+        let mut cells = Vec::new();
+        for v in &copy.vars {
+            let raw = &img[v.value_offset..v.value_offset + v.value_len];
+            // a name with '/' cannot be a sysfs file: the layout skips it
+            if v.name.contains('/') {
+                continue;
+            }
+            if v.name == "ethaddr" {
+                // an ethaddr that spells no address gets no cell
+                if std::str::from_utf8(raw).ok().and_then(mac::parse).is_some() {
+                    cells.push(cells::make(
+                        &v.name,
+                        v.value_offset,
+                        raw,
+                        6,
+                        Post::MacText,
+                        index,
+                    ));
+                }
+            } else {
+                cells.push(cells::make(
+                    &v.name,
+                    v.value_offset,
+                    raw,
+                    raw.len(),
+                    Post::None,
+                    index,
+                ));
+            }
+        }
+        Ok(cells)
+    }
+
+    fn dump_candidates(&self, img: &[u8]) -> Option<&'static [Candidate]> {
+        let looks_like = onie::blank_kind(img).is_none()
+            && decode(img, None).is_ok_and(|e| {
+                // an intact copy, or variables behind a damaged CRC
+                e.active.is_some()
+                    || e.copies
+                        .iter()
+                        .any(|c| c.data_error.is_none() && !c.vars.is_empty())
+            });
+        looks_like.then_some(&[dump_candidate, dump_pair_candidate])
+    }
+
+    fn view(&self, layout: &str, name: &str, b: &[u8]) -> Option<Value> {
+        if !layout.starts_with("u-boot,env") {
+            return None;
+        }
+        Some(match name {
+            // the text as stored where no read hook converts it (6.1's
+            // MTD u-boot-env driver)
+            "ethaddr" if b.len() == 17 => match std::str::from_utf8(b).ok().and_then(mac::parse) {
+                Some(m) => Value::Mac {
+                    address: mac::format(&m),
+                    post_processed: false,
+                },
+                None => view::text_or_hex(b),
+            },
+            "ethaddr" => view::mac_value(b, true),
+            _ => view::text_or_hex(b),
+        })
+    }
+}
+
+impl fmt::Display for Image {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        writeln!(
+            s,
+            "format: U-Boot environment, {} cop{}",
+            self.copies.len(),
+            if self.copies.len() == 1 { "y" } else { "ies" }
+        )?;
+        for (n, c) in self.copies.iter().enumerate() {
+            let flag = c
+                .flag
+                .map(|x| format!(", flag {x:#04x}"))
+                .unwrap_or_default();
+            let used = if self.active == Some(n) {
+                " <- U-Boot uses this one"
+            } else {
+                ""
+            };
+            writeln!(
+                s,
+                "copy {n} at {:#x}, {} bytes, {:?}{flag}, crc32 found {:#010x} computed {:#010x}: {}{used}",
+                c.offset, c.size, c.kind, c.crc_found, c.crc_expected, format::valid(c.crc_valid)
+            )?;
+            if let Some(e) = &c.data_error {
+                writeln!(s, "  data: {e}")?;
+            }
+            for v in &c.vars {
+                writeln!(
+                    s,
+                    "  {:>#6x} {:>4}  {}={}",
+                    v.value_offset, v.value_len, v.name, v.value
+                )?;
+            }
+        }
+        f.write_str(&s)
+    }
+}
+
+impl Decoded for Image {
+    fn check(&self) -> Result<(), DecodeError> {
+        Image::check(self)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(Inspection::UbootEnv(self.clone())).unwrap_or_default()
+    }
+}
+
+fn dump_vars(s: &mut String, table: &str, copy: &Copy) {
+    let _ = writeln!(s, "\n[{table}]");
+    for v in &copy.vars {
+        let _ = writeln!(s, "{} = {}", quote(&v.name), quote(&v.value));
+    }
+}
+
+fn dump_candidate(img: &[u8]) -> std::result::Result<String, String> {
+    dump_text(img, &decode(img, None).map_err(|e| e.to_string())?)
+}
+
+/// Both halves as copies of a redundant environment: what a pair with no
+/// intact copy needs (the decoder then cannot tell the format).
+fn dump_pair_candidate(img: &[u8]) -> std::result::Result<String, String> {
+    let half = img.len() / 2;
+    if half < 6 || !img.len().is_multiple_of(2) {
+        return Err("the image does not split into two copies".into());
+    }
+    let copy = |at| decode_copy(img, at, half, Kind::Redundant);
+    let copies = vec![
+        copy(0).map_err(|e| e.to_string())?,
+        copy(half).map_err(|e| e.to_string())?,
+    ];
+    dump_text(
+        img,
+        &Image {
+            copies,
+            active: None,
+        },
+    )
+}
+
+fn dump_text(img: &[u8], image: &Image) -> std::result::Result<String, String> {
+    let first = &image.copies[0];
+    let pad = *img.last().ok_or("the image is empty")?;
+    let mut s = String::new();
+    let _ = writeln!(s, "format = \"uboot-env\"");
+    let _ = writeln!(s, "size = {:#x}", first.size);
+    let _ = writeln!(s, "pad = {pad:#04x}");
+    if image.copies.len() == 1 {
+        if first.kind == Kind::Redundant {
+            let _ = writeln!(s, "redundant = true");
+            let _ = writeln!(s, "flag = {}", first.flag.unwrap_or(0));
+        }
+        if !first.crc_valid {
+            let _ = writeln!(s, "bad-crc = true");
+        }
+        dump_vars(&mut s, "vars", first);
+    } else {
+        let _ = writeln!(s, "redundant = true");
+        for c in &image.copies {
+            let _ = writeln!(s, "\n[[copy]]\nflag = {}", c.flag.unwrap_or(0));
+            if !c.crc_valid {
+                let _ = writeln!(s, "bad-crc = true");
+            }
+            dump_vars(&mut s, "copy.vars", c);
+        }
+    }
+    Ok(s)
 }

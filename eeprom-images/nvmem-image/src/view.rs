@@ -7,7 +7,8 @@
 //! shows the address after post-processing with index 0; such values are
 //! marked.
 
-use crate::{hex, mac, onie};
+use crate::format;
+use crate::{hex, mac};
 use serde::Serialize;
 use std::fmt::{self, Write as _};
 
@@ -58,7 +59,7 @@ impl fmt::Display for Value {
     }
 }
 
-fn text_or_hex(b: &[u8]) -> Value {
+pub(crate) fn text_or_hex(b: &[u8]) -> Value {
     match hex::printable(b) {
         Some(text) => Value::Text { text },
         None if b.is_empty() => Value::Empty,
@@ -68,7 +69,7 @@ fn text_or_hex(b: &[u8]) -> Value {
     }
 }
 
-fn mac_value(b: &[u8], post_processed: bool) -> Value {
+pub(crate) fn mac_value(b: &[u8], post_processed: bool) -> Value {
     match <[u8; 6]>::try_from(b) {
         Ok(m) => Value::Mac {
             address: mac::format(&m),
@@ -79,52 +80,19 @@ fn mac_value(b: &[u8], post_processed: bool) -> Value {
 }
 
 /// The value of cell `name` of a `layout` (its compatible; None: cells of
-/// the node itself or a fixed layout) read as `b`.
+/// the node itself or a fixed layout) read as `b`: in the terms of the
+/// format whose layout it is, else as a MAC, text or hex.
 pub fn decode(layout: Option<&str>, name: &str, b: &[u8], mac_base: bool) -> Value {
-    match layout {
-        Some("onie,tlv-layout") => match onie::type_by_name(name).map(|t| t.1) {
-            Some(onie::Kind::Mac) => mac_value(b, true),
-            Some(onie::Kind::Date) => match hex::printable(b) {
-                Some(text) => Value::Date { text },
-                None => text_or_hex(b),
-            },
-            Some(onie::Kind::U8 | onie::Kind::U16) if (1..=2).contains(&b.len()) => {
-                Value::Integer {
-                    value: b.iter().fold(0, |v, &x| v << 8 | u64::from(x)),
-                }
-            }
-            Some(onie::Kind::Hex | onie::Kind::Crc) => Value::Hex {
-                hex: hex::encode(b),
-            },
-            _ => text_or_hex(b),
-        },
-        Some("kontron,sl28-vpd") => match name {
-            "base-mac-address" => mac_value(b, true),
-            // NUL-padded in the record
-            _ => {
-                let end = b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
-                text_or_hex(&b[..end])
-            }
-        },
-        Some(l) if l.starts_with("u-boot,env") => match name {
-            // the text as stored where no read hook converts it (6.1's
-            // MTD u-boot-env driver)
-            "ethaddr" if b.len() == 17 => match std::str::from_utf8(b).ok().and_then(mac::parse) {
-                Some(m) => Value::Mac {
-                    address: mac::format(&m),
-                    post_processed: false,
-                },
-                None => text_or_hex(b),
-            },
-            "ethaddr" => mac_value(b, true),
-            _ => text_or_hex(b),
-        },
-        _ if mac_base => mac_value(b, true),
+    if let Some(v) = layout.and_then(|l| format::FORMATS.iter().find_map(|f| f.view(l, name, b))) {
+        return v;
+    }
+    if mac_base {
+        mac_value(b, true)
+    } else if b.len() == 6 && name.contains("mac") && hex::printable(b).is_none() {
         // a fixed cell of six bytes named for a MAC address
-        _ if b.len() == 6 && name.contains("mac") && hex::printable(b).is_none() => {
-            mac_value(b, false)
-        }
-        _ => text_or_hex(b),
+        mac_value(b, false)
+    } else {
+        text_or_hex(b)
     }
 }
 
