@@ -43,7 +43,7 @@ hostile=HOSTILE_RMEM_${KERNEL^^}
 hostile=${!hostile:-${HOSTILE_RMEM:-}}
 if [ -n "$hostile" ] && [ -z "$VARIANT" ]; then
 	run_logged "$tag" "$log" "$VENV/bin/python" "$TOP/scripts/hostile.py" dtso "$hostile" "$OUT/hostile.dtso" \
-		--base "$OUT/base.dtb"
+		--base "$OUT/base.dtb" --board "$BOARD" --kernel "$KERNEL"
 	run_logged "$tag" "$log" dtc -@ -I dts -O dtb -o "$OUT/hostile.dtbo" "$OUT/hostile.dtso"
 	dtbos+=("$OUT/hostile.dtbo")
 	overlays="$overlays hostile@$hostile"

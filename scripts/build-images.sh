@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# build-images.sh: every description in eeprom-images/*.toml and
-# eeprom-images/hostile/*.toml -> build/images/<name>.bin with the
-# nvmem-image tool (U-Boot environments through mkenvimage).
+# build-images.sh: every description in eeprom-images/*.toml,
+# eeprom-images/hostile/*.toml and eeprom-images/hostile-fru/*.toml ->
+# build/images/<name>.bin with the nvmem-image tool (U-Boot environments
+# through mkenvimage).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
@@ -11,9 +12,10 @@ tool=$TOP/target/release/nvmem-image
 mkdir -p "$BUILD/images"
 n=0
 # one name, one image: a hostile description may not share a name
-dups=$(for d in "$TOP"/eeprom-images/*.toml "$TOP"/eeprom-images/hostile/*.toml; do basename "$d"; done | sort | uniq -d)
-[ -z "$dups" ] || die "[images] descriptions with the same name in eeprom-images/ and hostile/: $dups"
-for d in "$TOP"/eeprom-images/*.toml "$TOP"/eeprom-images/hostile/*.toml; do
+descs=("$TOP"/eeprom-images/*.toml "$TOP"/eeprom-images/hostile/*.toml "$TOP"/eeprom-images/hostile-fru/*.toml)
+dups=$(for d in "${descs[@]}"; do basename "$d"; done | sort | uniq -d)
+[ -z "$dups" ] || die "[images] descriptions with the same name in eeprom-images/, hostile/ and hostile-fru/: $dups"
+for d in "${descs[@]}"; do
 	out=$BUILD/images/$(basename "$d" .toml).bin
 	# flash images include other descriptions: rebuild when any changed
 	if [ -e "$out" ] && [ -z "$(find "$TOP/eeprom-images" "$tool" -newer "$out" -type f -name '*.toml' -o -newer "$out" -path "$tool")" ]; then

@@ -602,6 +602,13 @@ LAYOUT_MODULES = {
     "CONFIG_NVMEM_LAYOUT_U_BOOT_ENV": ("u_boot_env", "u-boot,env"),
 }
 
+# Layouts written in Rust: option -> (module name, the option of the C
+# layout it stands in for). Where a board's fragments build both as
+# modules, tests/boot/test_rust_layouts.py swaps one for the other.
+RUST_LAYOUTS = {
+    "CONFIG_NVMEM_LAYOUT_SL28_VPD_RUST": ("sl28vpd_rust", "CONFIG_NVMEM_LAYOUT_SL28_VPD"),
+}
+
 
 @dataclass(frozen=True)
 class LayoutPromise:
@@ -741,7 +748,8 @@ def compile_overlays(board, kernel, outdir, variant=None):
         # addresses and sizes are the same in any cells)
         base = BUILD / board_conf_path(board).parent.name / kernel / "base.dtb"
         cells = hostile_images.cells_of(base) if base.exists() else hostile_images.DEFAULT_CELLS
-        generated.write_text(hostile_images.overlay(address, cells))
+        options = tuple(sorted(fragment_options(board, kernel).items()))
+        generated.write_text(hostile_images.overlay(address, cells, options))
         sources.append(generated)
     for src in sources:
         out = Path(outdir) / (src.stem + ".dtbo")
@@ -819,7 +827,7 @@ def board_promises(board, kernel, images=None):
 
     # each hostile image the board attaches: the layout its description names
     if hostile_rmem(board, kernel) is not None:
-        for desc in hostile_images.descriptions():
+        for desc in hostile_images.descriptions(fragment_options(board, kernel)):
             if desc.stem not in images:
                 continue
             compatible, _ = hostile_images.meta(desc)
