@@ -590,6 +590,7 @@ KUNIT_SUITES = {
 }
 RUST_SELFTESTS = {
     "CONFIG_RUST_SYNC_SELFTEST": ("rust_sync_selftest",),
+    "CONFIG_RUST_NVMEM_SELFTEST": ("rust_nvmem_selftest",),
 }
 
 # The layouts a config option builds: option -> (module name, the
@@ -768,6 +769,39 @@ def rmem_regions(board, kernel, variant=None):
     with tempfile.TemporaryDirectory(prefix="nvlab-dtbo-") as tmp:
         return [r for dtbo in compile_overlays(board, kernel, tmp, variant)
                 for r in qemu_helper.rmem_regions(dtbo)]
+
+
+def fru_descriptions():
+    """the IPMI FRU layout's images: the good ones of eeprom-images/ and the
+    malformed ones of eeprom-images/hostile-fru/"""
+    return tuple(sorted((TOP / "eeprom-images").glob("ipmi-fru-*.toml"))
+                 + sorted((TOP / "eeprom-images" / "hostile-fru").glob("*.toml")))
+
+
+def rmem_boot_dir(board, kernel, descs, workdir):
+    """A build directory (for $LG_OUT) in `workdir` that boots the board's
+    kernel and initramfs of `kernel` with the board's device tree minus the
+    hostile images, plus the images of the descriptions `descs` attached as
+    rmem EEPROMs from the hostile images' address (6.1 keeps at most 64
+    reserved-memory regions: images that do not fit beside the hostile ones
+    get a boot of their own). Returns {image: address}."""
+    address = hostile_rmem(board, kernel)
+    if address is None:
+        raise ValueError(f"{board}: no HOSTILE_RMEM for kernel '{kernel}' to attach images from")
+    out = BUILD / board_conf_path(board).parent.name / kernel
+    work = Path(workdir)
+    cells = hostile_images.cells_of(out / "base.dtb")
+    (work / "extra.dtso").write_text(hostile_images.overlay(address, cells, paths=tuple(descs)))
+    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(work / "extra.dtbo"),
+                    str(work / "extra.dtso")], check=True, capture_output=True)
+    recipe = (out / "board.dtb.recipe").read_text().split("\n")
+    own = [x for x in recipe[1:] if x and not x.endswith("/hostile.dtbo")]
+    subprocess.run(["fdtoverlay", "-i", str(out / "base.dtb"), "-o", str(work / "board.dtb"),
+                    *own, str(work / "extra.dtbo")], check=True, capture_output=True)
+    for f in ("Image", "initramfs.cpio.gz"):
+        (work / f).unlink(missing_ok=True)
+        (work / f).symlink_to(out / f)
+    return {label: addr for label, addr, _ in qemu_helper.rmem_regions(work / "extra.dtbo")}
 
 
 def board_images(board, kernel):

@@ -17,9 +17,7 @@ The IPMI FRU layout exists in Rust only: its cells are held to
 decoding of the same images independently (eeprom-images/nvmem-image/
 tests/ipmi_fru.rs)."""
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -137,11 +135,6 @@ FRU_MODULE = "ipmi_fru"
 TOOL = lab.TOP / "target" / "release" / "nvmem-image"
 
 
-def fru_descriptions():
-    return tuple(sorted((lab.TOP / "eeprom-images").glob("ipmi-fru-*.toml"))
-                 + sorted((lab.TOP / "eeprom-images" / "hostile-fru").glob("*.toml")))
-
-
 @pytest.fixture(scope="module")
 def fru_boot(pytestconfig, kernel_under_test, extra_boots, tmp_path_factory):
     """(shell, {image: (address, description)}) of a boot with the FRU images"""
@@ -150,22 +143,9 @@ def fru_boot(pytestconfig, kernel_under_test, extra_boots, tmp_path_factory):
     if opts.get(FRU_OPTION) not in ("y", "m"):
         pytest.skip(f"the config fragments of {board} build no IPMI FRU layout for kernel "
                     f"'{kernel_under_test}' (Rust: riscv64-virt, ours)")
-    address = lab.hostile_rmem(board, kernel_under_test)
-    assert address is not None, f"{board} builds the FRU layout but has no HOSTILE_RMEM to attach images"
-    out = Path(os.environ["LG_OUT"])
     work = tmp_path_factory.mktemp("fru-boot")
-    cells = lab.hostile_images.cells_of(out / "base.dtb")
-    descs = fru_descriptions()
-    (work / "fru.dtso").write_text(lab.hostile_images.overlay(address, cells, paths=descs))
-    subprocess.run(["dtc", "-q", "-@", "-I", "dts", "-O", "dtb", "-o", str(work / "fru.dtbo"),
-                    str(work / "fru.dtso")], check=True, capture_output=True)
-    recipe = (out / "board.dtb.recipe").read_text().split("\n")
-    own = [x for x in recipe[1:] if x and not x.endswith("/hostile.dtbo")]
-    subprocess.run(["fdtoverlay", "-i", str(out / "base.dtb"), "-o", str(work / "board.dtb"),
-                    *own, str(work / "fru.dtbo")], check=True, capture_output=True)
-    for f in ("Image", "initramfs.cpio.gz"):
-        (work / f).symlink_to(out / f)
-    regions = {label: addr for label, addr, _ in lab.qemu_helper.rmem_regions(work / "fru.dtbo")}
+    descs = lab.fru_descriptions()
+    regions = lab.rmem_boot_dir(board, kernel_under_test, descs, work)
     assert sorted(regions) == sorted(d.stem for d in descs), regions
     return extra_boots.get(out=work), {d.stem: (regions[d.stem], d) for d in descs}
 
@@ -227,3 +207,42 @@ def test_ipmi_fru_cells(fru_boot):
     print(f"\nnvlab: ipmi-fru: {good} images with the predicted cells "
           f"({sum(len(c) for c in got.values())} cells), {rejected} rejected; unload/reload kept them")
     lab.assert_no_splat(sh, "the IPMI FRU boot")
+
+
+# The self-test of the abstraction (lib/rust_nvmem_selftest_main.rs,
+# CONFIG_RUST_NVMEM_SELFTEST): every case it must report.
+NVMEM_SELFTEST = "rust_nvmem_selftest"
+NVMEM_SELFTEST_CASES = {"case_binds_late", "case_binds_early", "case_bounded_reads",
+                        "case_hook_with_index", "case_malformed", "case_drop_unregisters"}
+
+
+def test_abstraction_selftest(rust_shell, pytestconfig, kernel_under_test, tmp_path):
+    """rust_nvmem_selftest, loaded: a KTAP report with every case passed
+    (registration and binding both ways, bounded reads, read hook with
+    the consumer's index, bits, malformed content, drop unregisters), its
+    overlay and devices gone afterwards, no splat"""
+    board = lab.board_under_test(pytestconfig)
+    if NVMEM_SELFTEST not in lab.fragment_selftests(board, kernel_under_test, lab.RUST_SELFTESTS, "m"):
+        pytest.skip(f"the config fragments of {board} build no {NVMEM_SELFTEST} for kernel "
+                    f"'{kernel_under_test}' (Rust: riscv64-virt, ours)")
+    sh = rust_shell
+    marker = "nvlab-rust-nvmem-selftest"
+    sh.run_check(f"echo {marker} > /dev/kmsg")
+    _, _, code = sh.run(f"insmod $(find /lib/modules -name {NVMEM_SELFTEST}.ko)", timeout=300)
+    log = lab.dmesg(sh)
+    log = log[max(i for i, line in enumerate(log) if marker in line) + 1:]
+    assert code == 0, f"insmod {NVMEM_SELFTEST}: {code}\n" + "\n".join(log[-20:])
+    (tmp_path / "ktap.txt").write_text("\n".join(log) + "\n")
+    result, parsed = lab.kunit_parse(lab.TOP / "build" / "src" / "linux-6.1", tmp_path / "ktap.txt",
+                                     tmp_path / "ktap.json")
+    cases = {case["name"]: case["status"] for suite in result.get("sub_groups", [])
+             for case in suite.get("test_cases", [])}
+    assert set(cases) == NVMEM_SELFTEST_CASES, f"cases {sorted(cases)}\n{parsed[-2000:]}"
+    bad = {name: status for name, status in cases.items() if status != "PASS"}
+    assert not bad, f"{bad}\n" + "\n".join(line for line in log if "# case_" in line)
+    sh.run_check(f"rmmod {NVMEM_SELFTEST}")
+    leftovers = sh.run("ls -d /sys/firmware/devicetree/base/rust-nvmem-selftest* "
+                       "/sys/bus/nvmem/devices/rust-nvmem-selftest 2>/dev/null")[0]
+    assert not leftovers, f"left behind by the self-test: {leftovers}"
+    print(f"\nnvlab: {NVMEM_SELFTEST}: {len(cases)} cases passed")
+    lab.assert_no_splat(sh, NVMEM_SELFTEST)

@@ -243,7 +243,8 @@ def test_fragment_selftests():
     assert lab.fragment_selftests("ast2600-evb", "ours", lab.KUNIT_SUITES, "y") == {
         "nvmem_layout_sl28vpd"}
     assert lab.fragment_selftests("riscv64-virt", "ref", lab.KUNIT_SUITES, "y") == set()
-    assert lab.fragment_selftests("riscv64-virt", "ours", lab.RUST_SELFTESTS, "m") == {"rust_sync_selftest"}
+    assert lab.fragment_selftests("riscv64-virt", "ours", lab.RUST_SELFTESTS, "m") == {
+        "rust_sync_selftest", "rust_nvmem_selftest"}
     assert lab.fragment_selftests("ast2600-evb", "ours", lab.RUST_SELFTESTS, "m") == set()
     # every option of the table is one a fragment may ask for: no typo
     frags = "".join(p.read_text() for p in (Path(lab.TOP) / "qemu-boards").glob("*/config*.fragment"))
