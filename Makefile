@@ -14,13 +14,14 @@
 #   make bench-hwprobe [KERNEL=ours|ref]                riscv_hwprobe: vDSO vs system call vs /proc/cpuinfo
 #   make bench-layouts                                  nvmem layouts: registration to cells, ours vs ref (bench variant)
 #   make bench-rust-locks                               Rust Mutex/SpinLock vs C mutex/spinlock, same kernel
+#   make bench-rust-layouts [ROUNDS=11] [BINDS=10]      nvmem layouts in Rust vs C (sl28 VPD; IPMI FRU vs ONIE), same kernel
 #   make rusttest                                       kernel Rust compile-fail suite (builds the riscv64-virt kernel)
 BOARD  ?= riscv64-virt
 KERNEL ?= ours
 BOARDS := $(notdir $(patsubst %/,%,$(dir $(wildcard qemu-boards/*/board.conf))))
 S := scripts
 
-.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote test-lava series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks rusttest fuzz fuzz-kernel check-fresh
+.PHONY: help setup images kernel dtb initramfs board boot run cells report test test-remote test-lava series check-series clean bench-images bench-hwprobe bench-layouts bench-rust-locks bench-rust-layouts rusttest fuzz fuzz-kernel check-fresh
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "boards: $(BOARDS)"
@@ -80,6 +81,9 @@ bench-layouts:
 
 bench-rust-locks: setup
 	@$(S)/bench-rust-locks.sh
+
+bench-rust-layouts: setup
+	@$(S)/bench-rust-layouts.sh $(or $(ROUNDS),11) $(or $(BINDS),10)
 
 rusttest: setup
 	@$(S)/build-kernel.sh riscv64-virt ours

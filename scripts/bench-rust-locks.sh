@@ -12,8 +12,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$TOP/scripts/build-board.sh" riscv64-virt ours
 out=$("$TOP/scripts/boot.sh" run riscv64-virt ours rust-lock-bench)
-echo "$out" | grep '^rust-lock-bench ' | BUILD=$BUILD python3 -c '
-import math, sys
+echo "$out" | grep '^rust-lock-bench ' | BUILD=$BUILD SCRIPTS=$TOP/scripts python3 -c '
+import math, os, sys
 rounds = {}
 for line in sys.stdin:
     f = line.split()
@@ -21,16 +21,8 @@ for line in sys.stdin:
     rounds.setdefault(kind, []).append((c, r, iters))
 if sorted(rounds) != ["call", "mutex", "spinlock"] or min(map(len, rounds.values())) < 30:
     sys.exit("bench-rust-locks: too few figures from the guest: %s" % {k: len(v) for k, v in rounds.items()})
-def median(v):
-    v = sorted(v)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-def ci(v):
-    # ranks of a 95 % interval for the median: n/2 -/+ 1.96 sqrt(n)/2
-    v = sorted(v)
-    n = len(v)
-    k = max(0, int(math.floor(n / 2 - 1.96 * math.sqrt(n) / 2)))
-    return v[k], v[n - 1 - k]
+sys.path.insert(0, os.environ["SCRIPTS"])
+from benchstats import median, median_ci as ci
 import json, os
 figures = {}
 for kind in ("mutex", "spinlock", "call"):

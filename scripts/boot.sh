@@ -3,12 +3,16 @@
 # environment. boot: interactive shell (Ctrl-A X leaves QEMU). run: runs the
 # payloads, prints their results, powers off; fails if a payload failed or
 # the console shows a kernel splat. NVLAB_APPEND: more kernel command line
-# arguments for the payloads (space separated).
+# arguments for the payloads (space separated); NVLAB_OUT: boot from that
+# build directory instead of the board's (kernel, initramfs and board.dtb,
+# as tests/lab.py rmem_boot_dir() makes one; the console log goes there);
+# NVLAB_TIMEOUT: seconds the run may take (default 600).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 mode=$1
 load_board "$2" "$3"
 shift 3
+OUT=${NVLAB_OUT:-$OUT}
 export LG_OUT=$OUT LG_IMAGES=$BUILD/images
 envf=$TOP/tests/env/$BOARD.yaml
 if [ "$mode" = boot ]; then
@@ -23,7 +27,7 @@ t0=$(date +%s)
 # console's last line shows on a terminal meanwhile
 rm -f "$log.out"
 PROGRESS=console run_progress "run $BOARD $KERNEL" "$log.out" \
-	"$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout 600 "$envf" "$log" "nvlab.run=$payloads" ${NVLAB_APPEND:-}
+	"$VENV/bin/python" "$TOP/scripts/qemu.py" run --timeout "${NVLAB_TIMEOUT:-600}" "$envf" "$log" "nvlab.run=$payloads" ${NVLAB_APPEND:-}
 rm -f "$log.out"
 if [ "$payloads" = nvmem-list ]; then
 	# the listing decoded (scripts/cells.py); all cells and JSON: make cells
