@@ -131,3 +131,38 @@ def test_overlay_refuses_what_the_cells_cannot_hold():
         bad.write_bytes(b"not a tree")
         with pytest.raises(H.HostileError, match="no flattened device tree"):
             H.cells_of(bad)
+
+
+FRU_DESCS = [d for d in lab.fru_descriptions() if d.parent.name == "hostile-fru"]
+
+
+@pytest.mark.parametrize("path", FRU_DESCS, ids=[d.stem for d in FRU_DESCS])
+def test_fru_outcome_as_documented(path):
+    """the malformed FRU images (eeprom-images/hostile-fru/, attached in a
+    boot of their own by tests/boot/test_rust_layouts.py) say what is wrong
+    and are rejected by nvmem-image, naming the image"""
+    assert path.read_text().startswith("# Hostile image: "), f"{path.name}: the first line must say what is wrong"
+    layout, expect = H.meta(path)
+    assert (layout, expect) == ("nvmem-lab,ipmi-fru", "rejected")
+    status, out = cells(path)
+    assert status == 1 and path.name in out, f"{path.name}: {out[:300]}"
+
+
+def test_layouts_follow_the_kernel_config():
+    """a hostile image is attached only where the kernel builds its layout:
+    every compatible of a description has its options (LAYOUT_OPTIONS),
+    and a config without an option drops exactly that layout's images"""
+    descs = DESCS + FRU_DESCS
+    layouts = {H.meta(d)[0] for d in descs}
+    assert layouts <= set(H.LAYOUT_OPTIONS), sorted(layouts - set(H.LAYOUT_OPTIONS))
+    everything = {o: "y" for opts in H.LAYOUT_OPTIONS.values() for o in opts}
+    assert H.descriptions(everything) == DESCS
+    without_onie = dict(everything, CONFIG_NVMEM_LAYOUT_ONIE_TLV="n")
+    kept = H.descriptions(without_onie)
+    assert kept and all(H.meta(d)[0] != "onie,tlv-layout" for d in kept)
+    assert len(kept) == len(DESCS) - sum(H.meta(d)[0] == "onie,tlv-layout" for d in DESCS)
+    # the sl28 layout in either language
+    rust_sl28 = dict(everything, CONFIG_NVMEM_LAYOUT_SL28_VPD="n")
+    assert any(H.meta(d)[0] == "kontron,sl28-vpd" for d in H.descriptions(rust_sl28))
+    with pytest.raises(H.HostileError):
+        H.built("vendor,unknown-layout", everything)
