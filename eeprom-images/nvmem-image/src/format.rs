@@ -204,6 +204,35 @@ pub(crate) fn valid(ok: bool) -> &'static str {
     }
 }
 
+/// The checksum line of `inspect`: `crc32: found 0x…, computed 0x…: valid`,
+/// the values in `digits` hex digits.
+pub(crate) fn checksum_line(name: &str, digits: usize, found: u32, computed: u32) -> String {
+    let w = digits + 2;
+    format!(
+        "{name}: found {found:#0w$x}, computed {computed:#0w$x}: {}",
+        valid(found == computed)
+    )
+}
+
+/// `impl Decoded` for a format's decoded image that has its own
+/// `check(&self) -> Result<(), DecodeError>` and an [`Inspection`]
+/// variant, which is its JSON.
+macro_rules! decoded_by_variant {
+    ($image:ty, $variant:ident) => {
+        impl $crate::format::Decoded for $image {
+            fn check(&self) -> Result<(), $crate::error::DecodeError> {
+                <$image>::check(self)
+            }
+
+            fn to_json(&self) -> serde_json::Value {
+                serde_json::to_value($crate::inspect::Inspection::$variant(self.clone()))
+                    .unwrap_or_default()
+            }
+        }
+    };
+}
+pub(crate) use decoded_by_variant;
+
 /// The error for a `spec` handed to a format that did not parse it.
 pub(crate) fn not_mine(format: &dyn ImageFormat) -> DescError {
     DescError::whole(format!(

@@ -11,7 +11,7 @@ use crate::desc::{
 };
 use crate::dump::{quote, spaced_hex, uniform_tail};
 use crate::error::{DecodeError, DescError};
-use crate::format::{self, BuildError, Candidate, Decoded, ImageFormat};
+use crate::format::{self, BuildError, Candidate, ImageFormat};
 use crate::inspect::Inspection;
 use crate::view::{self, Value};
 use crate::{hex, mac, uboot};
@@ -579,26 +579,13 @@ impl fmt::Display for Image {
                 t.len
             )?;
         }
-        writeln!(
-            s,
-            "crc32: found {:#010x}, computed {:#010x}: {}",
-            self.crc_found,
-            self.crc_expected,
-            format::valid(self.crc_valid)
-        )?;
+        let crc = format::checksum_line("crc32", 8, self.crc_found, self.crc_expected);
+        writeln!(s, "{crc}")?;
         f.write_str(&s)
     }
 }
 
-impl Decoded for Image {
-    fn check(&self) -> Result<(), DecodeError> {
-        Image::check(self)
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(Inspection::OnieTlv(self.clone())).unwrap_or_default()
-    }
-}
+format::decoded_by_variant!(Image, OnieTlv);
 
 fn dump_candidate(img: &[u8]) -> std::result::Result<String, String> {
     let image = decode(img).map_err(|e| e.to_string())?;

@@ -8,7 +8,7 @@ use crate::desc::{
 };
 use crate::dump::{quote, uniform_tail};
 use crate::error::{DecodeError, DescError};
-use crate::format::{self, BuildError, Candidate, Decoded, ImageFormat};
+use crate::format::{self, BuildError, Candidate, ImageFormat};
 use crate::inspect::Inspection;
 use crate::view::{self, Value};
 use crate::{hex, mac, onie, uboot};
@@ -281,26 +281,13 @@ impl fmt::Display for Image {
             "{:>#6x}  {:<16} {:>3}  {}",
             MAC_OFFSET, "base-mac-address", 6, self.base_mac
         )?;
-        writeln!(
-            s,
-            "crc8: found {:#04x}, computed {:#04x}: {}",
-            self.crc_found,
-            self.crc_expected,
-            format::valid(self.crc_valid)
-        )?;
+        let crc = format::checksum_line("crc8", 2, self.crc_found.into(), self.crc_expected.into());
+        writeln!(s, "{crc}")?;
         f.write_str(&s)
     }
 }
 
-impl Decoded for Image {
-    fn check(&self) -> Result<(), DecodeError> {
-        Image::check(self)
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(Inspection::Sl28Vpd(self.clone())).unwrap_or_default()
-    }
-}
+format::decoded_by_variant!(Image, Sl28Vpd);
 
 fn dump_candidate(img: &[u8]) -> std::result::Result<String, String> {
     let image = decode(img).map_err(|e| e.to_string())?;

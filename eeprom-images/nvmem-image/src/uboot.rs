@@ -11,7 +11,7 @@ use crate::desc::{
 };
 use crate::dump::quote;
 use crate::error::{DecodeError, DescError};
-use crate::format::{self, BuildError, Candidate, Decoded, ImageFormat};
+use crate::format::{self, BuildError, Candidate, ImageFormat};
 use crate::inspect::Inspection;
 use crate::view::{self, Value};
 use crate::{mac, onie};
@@ -953,15 +953,7 @@ impl fmt::Display for Image {
     }
 }
 
-impl Decoded for Image {
-    fn check(&self) -> Result<(), DecodeError> {
-        Image::check(self)
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(Inspection::UbootEnv(self.clone())).unwrap_or_default()
-    }
-}
+format::decoded_by_variant!(Image, UbootEnv);
 
 fn dump_vars(s: &mut String, table: &str, copy: &Copy) {
     let _ = writeln!(s, "\n[{table}]");

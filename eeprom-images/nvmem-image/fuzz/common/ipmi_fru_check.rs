@@ -27,29 +27,44 @@ use nvmem_image::hex;
 use nvmem_image::ipmi_fru::parse::{self, Area, Cell, Encoding, Field, NAME_MAX};
 use nvmem_image::ipmi_fru::COMPATIBLE;
 
+/// The binding that documents the cell names: its `patternProperties`
+/// key lists, per area, the fixed fields in the order the area stores
+/// them, then `custom-[0-9]+`.
+const BINDING: &str = include_str!("../../../../layouts/bindings/nvmem-lab,ipmi-fru.yaml");
+
 /// The documented name suffixes of an area's cells before its custom
-/// fields, in the order the area stores them.
+/// fields, in the order the area stores them, read from [`BINDING`].
 fn documented(area: Area) -> &'static [&'static str] {
-    match area {
-        Area::Chassis => &["type", "part-number", "serial-number"],
-        Area::Board => &[
-            "mfg-date",
-            "manufacturer",
-            "product-name",
-            "serial-number",
-            "part-number",
-            "fru-file-id",
-        ],
-        Area::Product => &[
-            "manufacturer",
-            "name",
-            "part-number",
-            "version",
-            "serial-number",
-            "asset-tag",
-            "fru-file-id",
-        ],
-    }
+    static TABLE: std::sync::OnceLock<[Vec<&'static str>; 3]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let key = BINDING
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with("\"^(") && l.contains("chassis-("))
+            .expect("the binding has the cell-name pattern");
+        [Area::Chassis, Area::Board, Area::Product].map(|a| {
+            let group = key
+                .split(&format!("{}(", prefix(a)))
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .unwrap_or_else(|| panic!("the binding's pattern has no {}(...) group", prefix(a)));
+            let fixed: Vec<&str> = group
+                .split('|')
+                .filter(|s| !s.starts_with("custom-"))
+                .collect();
+            assert!(
+                !fixed.is_empty() && fixed.len() < group.split('|').count(),
+                "the binding's {}(...) group lists no fixed fields or no custom-N",
+                prefix(a)
+            );
+            fixed
+        })
+    });
+    &table[match area {
+        Area::Chassis => 0,
+        Area::Board => 1,
+        Area::Product => 2,
+    }]
 }
 
 fn prefix(area: Area) -> &'static str {
