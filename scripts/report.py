@@ -5,7 +5,7 @@ Reads what `make test` and the benchmarks leave in BUILD (default build/):
 per board and kernel the JUnit results, boot-to-shell time, kernel version
 and the KUnit totals of the first boot (test-logs/), the riscv_hwprobe
 benchmark of the test sessions, build/report-data/ (stage times of every
-`make test`, the Rust lock and the layout benchmarks). Writes OUT (default
+`make test`, the Rust lock, layout and Rust layout benchmarks). Writes OUT (default
 BUILD/report): index.html, index.md and one SVG per plot. What was not run
 yet is said on the page, with the command that produces it. --check opens
 the page in headless Chromium (every image loads, no console error) and
@@ -166,6 +166,39 @@ def plot_layouts(data, out):
     return save(fig, out, "layouts.svg")
 
 
+def plot_rust_layouts(data, out):
+    """bind to the last cell in sysfs, median and each round, per driver:
+    sl28 VPD in C and in Rust, the 2 KiB ONIE (C) and FRU (Rust) images,
+    and the device without a layout as the floor"""
+    bars = [("sl28-c", "sl28 VPD\nC", "C"), ("sl28-rust", "sl28 VPD\nRust", "Rust"),
+            ("onie", "ONIE 2 KiB\nC", "C"), ("fru", "IPMI FRU 2 KiB\nRust", "Rust")]
+    bars = [b for b in bars if b[0] in data["median_us"]]
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for x, (key, _, lang) in enumerate(bars):
+        ax.bar(x, data["median_us"][key] / 1000, 0.6, color=COLORS[lang])
+        rounds = data.get("per_round_us", {}).get(key, [])
+        ax.plot([x] * len(rounds), [r / 1000 for r in rounds], "k.", markersize=4)
+    if "base" in data["median_us"]:
+        ax.axhline(data["median_us"]["base"] / 1000, color="k", linestyle=":", linewidth=1,
+                   label="no layout")
+        ax.legend(fontsize=8)
+    ax.set_xticks(range(len(bars)), [b[1] for b in bars])
+    ax.set_ylabel("ms, bind to last cell (median; dots: rounds)")
+    ax.set_title(f"NVMEM layouts in Rust vs C, same kernel ({data.get('rounds')} rounds "
+                 f"x {data.get('binds')} binds)", fontsize=10)
+    return save(fig, out, "rust-layouts.svg")
+
+
+def rust_layouts_summary(data):
+    names = {"sl28_rust_c": "sl28 VPD Rust/C", "fru_onie": "IPMI FRU (Rust) / ONIE (C), 2 KiB"}
+    parts = []
+    for key, name in names.items():
+        r = data.get("ratios", {}).get(key, {}).get("bind_to_cells")
+        if r:
+            parts.append(f"{name}: {r['ratio']:.3f} (95% CI {r['ci'][0]:.3f}-{r['ci'][1]:.3f})")
+    return "bind to cells, " + "; ".join(parts)
+
+
 def plot_times(runs, out):
     fig, ax = plt.subplots(figsize=(8, 3.8))
     groups = [("host checks", lambda s: s.startswith("host")),
@@ -268,6 +301,8 @@ def main():
                              f"{x['kernel_us']['ours'] / x['kernel_us']['ref']:.2f}, "
                              f"end to end {x['sysfs_us']['ours'] / x['sysfs_us']['ref']:.2f}" for x in d),
          plot_layouts, "`make bench-layouts`"),
+        ("NVMEM layouts in Rust vs C, same kernel", read_json(data / "rust-layouts.json"),
+         rust_layouts_summary, plot_rust_layouts, "`make bench-rust-layouts`"),
         ("make test stage times", runs, lambda d: f"{len(d)} finished run(s)", plot_times, "`make test`"),
     ]
     sections = []  # (title, text, image or None)

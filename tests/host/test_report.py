@@ -44,6 +44,16 @@ def run_files(tmp_path):
          for img, lay, size, f in (("onie-256", "onie,tlv-layout", 256, 1), ("onie-2k", "onie,tlv-layout", 2048, 2),
                                    ("env-4k", "u-boot,env", 4096, 1), ("env-64k", "u-boot,env", 65536, 8),
                                    ("calib-blob", "-", 0, 0.5))]))
+    ratio = {"ratio": 1.25, "ci": [0.9, 1.5], "rounds": 3, "per_round": [1.25, 0.9, 1.5]}
+    (data / "rust-layouts.json").write_text(json.dumps(
+        {"board": "riscv64-virt", "kernel": "ours", "rounds": 3, "binds": 3,
+         "median_us": {"sl28-c": 80000.0, "sl28-rust": 100000.0, "fru": 120000.0, "onie": 96000.0,
+                       "base": 50000.0},
+         "per_round_us": {"sl28-c": [80000.0, 70000.0, 90000.0], "sl28-rust": [100000.0, 63000.0, 135000.0],
+                          "fru": [120000.0, 110000.0, 130000.0], "onie": [96000.0, 90000.0, 99000.0],
+                          "base": [50000.0, 49000.0, 51000.0]},
+         "ratios": {"sl28_rust_c": {"bind_to_cells": ratio},
+                    "fru_onie": {"bind_to_cells": dict(ratio, ratio=1.0417)}}}))
     (data / "test-times.jsonl").write_text("".join(
         json.dumps({"run": run, "stage": st, "seconds": sec}) + "\n"
         for run, st, sec in ((1, "host checks", 60), (1, "build riscv64-virt ours", 600),
@@ -71,18 +81,21 @@ def test_report_from_run_files(run_files, monkeypatch):
     assert "| riscv64-virt | ref | - | not run |" in md
     assert "system call / vDSO 3462x" in md
     assert "onie-2k: in the kernel ours/ref 1.25, end to end 1.12" in md
+    assert ("bind to cells, sl28 VPD Rust/C: 1.250 (95% CI 0.900-1.500); "
+            "IPMI FRU (Rust) / ONIE (C), 2 KiB: 1.042 (95% CI 0.900-1.500)") in md
     # the run that stopped in its host checks is not plotted as a fast run
     assert "2 finished run(s)" in md
     assert sorted(p.name for p in out.glob("*.svg")) == [
-        "hwprobe.svg", "layouts.svg", "rust-locks.svg", "test-times.svg"]
+        "hwprobe.svg", "layouts.svg", "rust-layouts.svg", "rust-locks.svg", "test-times.svg"]
     html = (out / "index.html").read_text()
-    assert html.count("<img ") == 4 and '<tr class="fail">' in html
+    assert html.count("<img ") == 5 and '<tr class="fail">' in html
 
 
 def test_report_without_figures_says_what_to_run(tmp_path, monkeypatch):
     out = make(tmp_path / "empty", monkeypatch)
     md = (out / "index.md").read_text()
     assert "`make bench-rust-locks`" in md and "`make bench-layouts`" in md
+    assert "`make bench-rust-layouts`" in md
     assert not list(out.glob("*.svg"))
 
 
