@@ -11,6 +11,12 @@ fuzz_target!(|data: &[u8]| {
         }
         let _ = img.check();
     }
-    let _ = cells::predict(cells::Layout::OnieTlv, data, &[], Some(3), Default::default());
+    let _ = cells::predict(
+        cells::Layout::OnieTlv,
+        data,
+        &[],
+        Some(3),
+        Default::default(),
+    );
     let _ = inspect::inspect(data, inspect::Format::Auto).map(|i| i.to_string());
 });

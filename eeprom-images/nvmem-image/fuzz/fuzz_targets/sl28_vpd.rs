@@ -7,5 +7,11 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(img) = sl28::decode(data) {
         let _ = img.check();
     }
-    let _ = cells::predict(cells::Layout::Sl28Vpd, data, &[], Some(1), Default::default());
+    let _ = cells::predict(
+        cells::Layout::Sl28Vpd,
+        data,
+        &[],
+        Some(1),
+        Default::default(),
+    );
 });
