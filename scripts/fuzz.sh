@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] [TARGET…]: run the nvmem-image cargo-fuzz targets, each
 # for SECONDS (default 600), seeded with the committed images, two at a time.
-# Needs cargo-fuzz (cargo install cargo-fuzz); the fuzz build uses
+# Uses the cargo-fuzz in PATH, or installs it once from crates.io into
+# build/tools/cargo-fuzz with the host tools' cargo; the fuzz build uses
 # RUSTC_BOOTSTRAP=1 on the stable toolchain. Prints executions, coverage
 # and crashes.
 # A target with a saved corpus (eeprom-images/nvmem-image/fuzz/corpus/TARGET/,
@@ -14,7 +15,12 @@ secs=${1:-600}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(onie_tlv sl28_vpd uboot_env description ipmi_fru_parse)
-command -v cargo-fuzz >/dev/null || die "cargo-fuzz not found: cargo install cargo-fuzz"
+fuzz_root=$BUILD/tools/cargo-fuzz
+if ! command -v cargo-fuzz >/dev/null && [ ! -x "$fuzz_root/bin/cargo-fuzz" ]; then
+	stage fuzz "installing cargo-fuzz into $fuzz_root (log: $BUILD/fuzz/install.log)"
+	run_logged fuzz "$BUILD/fuzz/install.log" host_cargo install --locked --root "$fuzz_root" cargo-fuzz
+fi
+export PATH="$fuzz_root/bin:$PATH"
 "$TOP/scripts/build-images.sh" >/dev/null
 crate=$TOP/eeprom-images/nvmem-image
 out=$BUILD/fuzz
