@@ -1,5 +1,6 @@
-//! IPMI FRU information: FreeIPMI's `ipmi-fru` (an independent decoder)
-//! reads our images as we do; every hostile FRU description is rejected
+//! IPMI FRU information: FreeIPMI's `ipmi-fru` and the PyPI package
+//! `fru-parser` (two independent decoders; the second also decodes BCD
+//! plus, which FreeIPMI refuses) read our images as we do; every hostile FRU description is rejected
 //! by the shared parser with its problem named; random bytes never panic
 //! the parser and the cells of an accepted image lie inside it; build ->
 //! inspect -> cells round trips.
@@ -116,8 +117,8 @@ fn ours_as_freeipmi(img: &[u8]) -> Vec<(String, String)> {
                     )
                 }
                 // FreeIPMI 1.6.10 refuses every BCD plus field (even
-                // digits only): it is no oracle for that encoding, our
-                // BCD plus decoding is checked against the spec below
+                // digits only): it is no oracle for that encoding;
+                // fru-parser is (fru_parser_reads_every_field_as_we_do)
                 (_, "bcd-plus") => "Error 'FRU invalid BCD encoding'".to_string(),
                 (_, "binary") => bytes
                     .iter()
@@ -139,6 +140,111 @@ fn freeipmi_reads_every_field_as_we_do() {
         let ours = ours_as_freeipmi(&img);
         assert_eq!(ours.len(), fields, "{name}: {ours:?}");
         assert_eq!(theirs, ours, "{name}");
+    }
+}
+
+/// The `fru-parser` of the project's venv (tests/requirements.txt, `make
+/// setup`), or `NVLAB_FRU_PARSER`.
+fn fru_parser_json(tag: &str, img: &[u8]) -> serde_json::Value {
+    let exe = std::env::var_os("NVLAB_FRU_PARSER").map_or_else(
+        || images_dir().join("../build/venv/bin/fru-parser"),
+        PathBuf::from,
+    );
+    let f = tmp_file(tag, img);
+    let json = Tmp(f.0.with_extension("json"));
+    let out = Command::new(&exe)
+        .arg("--quiet")
+        .arg("--fru-bin")
+        .arg(&f.0)
+        .arg("--output")
+        .arg(&json.0)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (make setup installs fru-parser)", exe.display()));
+    assert!(
+        out.status.success(),
+        "fru-parser: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json.0).unwrap()).unwrap()
+}
+
+/// Where fru-parser puts the field that is our cell `name`:
+/// (area, key, custom index).
+fn fru_parser_place(name: &str) -> (&str, &str, Option<usize>) {
+    let (area, field) = name.split_once('-').unwrap();
+    if let Some(n) = field.strip_prefix("custom-") {
+        return (area, "custom", Some(n.parse().unwrap()));
+    }
+    let key = match field {
+        "type" => "type",
+        "mfg-date" => "date",
+        "manufacturer" => "mfg",
+        "product-name" | "name" => "pname",
+        "part-number" => "pn",
+        "serial-number" => "serial",
+        "fru-file-id" => "file",
+        "version" => "ver",
+        "asset-tag" => "atag",
+        other => panic!("no fru-parser key for {other}"),
+    };
+    (area, key, None)
+}
+
+#[test]
+fn fru_parser_reads_every_field_as_we_do() {
+    for (name, fields) in [("ipmi-fru-server", 20), ("ipmi-fru-minimal", 5)] {
+        let img = build(&format!("{name}.toml"));
+        let theirs = fru_parser_json(name, &img);
+        let image = ipmi_fru::decode(&img).unwrap();
+        assert!(image.problem.is_none(), "{name}: {:?}", image.problem);
+        assert_eq!(image.fields.len(), fields, "{name}");
+        let mut seen_custom = std::collections::BTreeSet::new();
+        for f in &image.fields {
+            let bytes = nvmem_image::hex::decode(&f.hex).unwrap();
+            let (area, key, custom) = fru_parser_place(&f.name);
+            let what = format!("{name}: {}", f.name);
+            let value = match custom {
+                Some(n) => {
+                    seen_custom.insert((area, n));
+                    &theirs[area][key][n]
+                }
+                None => &theirs[area][key],
+            };
+            match f.name.as_str() {
+                "chassis-type" => assert_eq!(value.as_u64(), Some(bytes[0].into()), "{what}"),
+                "board-mfg-date" => {
+                    // "YYYY-MM-DD hh:mm UTC" -> their "D/M/YYYY hh:mm:00"
+                    let t = f.text.as_deref().unwrap();
+                    let day: u32 = t[8..10].parse().unwrap();
+                    let month: u32 = t[5..7].parse().unwrap();
+                    let want = format!("{day}/{month}/{} {}:00", &t[..4], &t[11..16]);
+                    assert_eq!(value.as_str(), Some(want.as_str()), "{what}");
+                }
+                _ => {
+                    let (kind, data) = match f.encoding {
+                        "binary" => ("binary", nvmem_image::hex::encode(&bytes).to_uppercase()),
+                        "bcd-plus" => ("bcdplus", f.text.clone().unwrap()),
+                        "six-bit" => ("6bitascii", f.text.clone().unwrap()),
+                        "text" => ("text", f.text.clone().unwrap()),
+                        other => panic!("{what}: encoding {other}"),
+                    };
+                    assert_eq!(value["type"], kind, "{what}");
+                    assert_eq!(value["data"], data.as_str(), "{what}");
+                }
+            }
+        }
+        // their custom fields we have no cell for: the empty ones
+        for area in ["chassis", "board", "product"] {
+            let list = theirs[area]["custom"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for (n, v) in list.iter().enumerate() {
+                if !seen_custom.contains(&(area, n)) {
+                    assert_eq!(v["data"], "", "{name}: {area} custom field {n} has no cell");
+                }
+            }
+        }
     }
 }
 
