@@ -12,8 +12,9 @@ pub mod parse;
 
 use crate::cells::{self, Cell, Layout, Post};
 use crate::desc::{byte_field, int, only_keys, pad_to, usize_field, Spec, MAX_IMAGE};
+use crate::dump::{quote, spaced_hex, uniform_tail};
 use crate::error::{DecodeError, DescError};
-use crate::format::{self, BuildError, Decoded, FormatSpec, Found, ImageFormat};
+use crate::format::{self, BuildError, Candidate, Decoded, FormatSpec, Found, ImageFormat};
 use crate::inspect::Inspection;
 use crate::view::{self, Value};
 use crate::{hex, uboot};
@@ -609,6 +610,10 @@ impl ImageFormat for IpmiFru {
         &[(COMPATIBLE, Layout::Compatible(COMPATIBLE))]
     }
 
+    fn dump_candidates(&self, img: &[u8]) -> Option<&'static [Candidate]> {
+        has_header(img).then_some(&[dump_candidate])
+    }
+
     fn predict(
         &self,
         _layout: Layout,
@@ -652,6 +657,115 @@ impl ImageFormat for IpmiFru {
             _ => view::text_or_hex(b),
         })
     }
+}
+
+// ---- dump ----
+
+/// A description of a valid image, in the terms `build` lays images out
+/// with: areas after the header, fields as stored, fill after the last
+/// area (`dump` rebuilds it and falls back to a blob when the bytes differ).
+fn dump_candidate(img: &[u8]) -> Result<String, String> {
+    let image = decode(img).map_err(|e| e.to_string())?;
+    if let Some(p) = &image.problem {
+        return Err(format!("the layout rejects it ({p})"));
+    }
+    for (offset, what) in [
+        (image.internal_use, "an internal use area"),
+        (image.multirecord, "a multirecord area"),
+    ] {
+        if offset != 0 {
+            return Err(format!(
+                "it has {what} (at {offset:#x}), which descriptions do not hold"
+            ));
+        }
+    }
+    let mut areas = String::new();
+    let mut end = 8;
+    for (area, start) in [
+        (Area::Chassis, image.chassis),
+        (Area::Board, image.board),
+        (Area::Product, image.product),
+    ] {
+        if start == 0 {
+            continue;
+        }
+        let len = img.get(start + 1).map_or(0, |&b| usize::from(b) * 8);
+        let bytes = img
+            .get(start..start + len)
+            .ok_or_else(|| format!("the {} area runs past the image", area_key(area)))?;
+        end = end.max(start + len);
+        dump_area(&mut areas, area, bytes)?;
+    }
+    let fill = uniform_tail(img, end, 0xff).ok_or_else(|| {
+        format!("bytes after the last area (from {end:#x}) are not one fill byte")
+    })?;
+    Ok(format!(
+        "format = \"ipmi-fru\"\nsize = {:#x}\nfill = {fill:#04x}\n{areas}",
+        img.len()
+    ))
+}
+
+/// One info area (its bytes, checksum included) as its table.
+fn dump_area(s: &mut String, area: Area, a: &[u8]) -> Result<(), String> {
+    let byte = |i: usize| {
+        a.get(i)
+            .copied()
+            .ok_or("the area ends inside its fixed bytes")
+    };
+    let _ = writeln!(s, "\n[{}]", area_key(area));
+    let language = match area {
+        Area::Chassis => {
+            let _ = writeln!(s, "type = {:#04x}", byte(2)?);
+            0
+        }
+        Area::Board => {
+            let language = byte(2)?;
+            let minutes = u32::from_le_bytes([byte(3)?, byte(4)?, byte(5)?, 0]);
+            let _ = writeln!(s, "language = {language}");
+            if minutes != 0 {
+                let date = format_date(minutes);
+                let _ = writeln!(s, "mfg-date = {}", quote(date.trim_end_matches(" UTC")));
+            }
+            language
+        }
+        Area::Product => {
+            let language = byte(2)?;
+            let _ = writeln!(s, "language = {language}");
+            language
+        }
+    };
+    let keys = field_keys(area);
+    let mut custom = Vec::new();
+    let mut at = if area == Area::Board { 6 } else { 3 };
+    for n in 0.. {
+        let tl = byte(at)?;
+        if tl == END_MARKER {
+            break;
+        }
+        let len = usize::from(tl & 0x3f);
+        let data = a
+            .get(at + 1..at + 1 + len)
+            .ok_or_else(|| format!("the field at {at:#x} of its area runs past it"))?;
+        let value = match tl >> 6 {
+            0 => format!("{{ binary = {} }}", quote(&spaced_hex(data))),
+            1 => format!("{{ bcd-plus = {} }}", quote(&decode_bcd_plus(data))),
+            2 => format!("{{ six-bit = {} }}", quote(&decode_six_bit(data))),
+            _ => quote(&decode_text(data, language)),
+        };
+        match keys.get(n) {
+            // an empty text field is what an absent key builds
+            Some(_) if tl == 0xc0 => {}
+            Some(k) => {
+                let _ = writeln!(s, "{k} = {value}");
+            }
+            None => custom.push(value),
+        }
+        at += 1 + len;
+    }
+    if !custom.is_empty() {
+        let _ = writeln!(s, "custom = [{}]", custom.join(", "));
+    }
+    Ok(())
 }
 
 /// The parser's error where it names an offset.

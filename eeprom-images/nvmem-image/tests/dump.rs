@@ -46,6 +46,8 @@ fn every_committed_image_round_trips() {
             {
                 "uboot-env"
             }
+            // formats behind the ImageFormat trait: theirs
+            desc::Spec::Format(f) => f.format().name(),
             // damaged on purpose beyond what a description of the format
             // can say, a flash image or a blob
             _ => out.format,
@@ -73,6 +75,42 @@ fn onie_dump_reads_as_a_description() {
             out.toml
         );
     }
+}
+
+#[test]
+fn fru_dump_reads_as_a_description() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ipmi-fru-server.toml");
+    let out = dump(&Description::load(&p).unwrap().build().unwrap()).unwrap();
+    assert!(out.fallback.is_none());
+    for line in [
+        "type = 0x17",
+        "mfg-date = \"2024-03-01 12:34\"",
+        "serial-number = { six-bit = \"BD26000042AB\" }",
+        "version = { bcd-plus = \"1.20-3\" }",
+        "custom = [\"rev A\", { binary = \"de ad be ef\" }]",
+        "custom = [\"ECO 1234\", \"\"]",
+        "size = 0x800",
+    ] {
+        assert!(
+            out.toml.lines().any(|l| l == line),
+            "{line} in\n{}",
+            out.toml
+        );
+    }
+}
+
+#[test]
+fn fru_with_a_multirecord_area_falls_back_to_a_blob_and_says_why() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ipmi-fru-minimal.toml");
+    let mut img = Description::load(&p).unwrap().build().unwrap();
+    // a multirecord offset at 0xf8, the header checksum mended
+    img[5] = 0x1f;
+    img[7] = img[7].wrapping_sub(0x1f);
+    let out = dump(&img).unwrap();
+    assert_eq!(out.format, "blob");
+    let why = out.fallback.unwrap();
+    assert!(why.contains("a multirecord area (at 0xf8)"), "{why}");
+    assert_eq!(build_text(&out.toml), img);
 }
 
 #[test]

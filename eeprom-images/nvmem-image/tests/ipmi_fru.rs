@@ -579,4 +579,65 @@ proptest! {
         let date = get("board-mfg-date").unwrap();
         prop_assert_eq!(date, ipmi_fru::format_date(minutes));
     }
+
+    /// `dump` describes a built image as ipmi-fru (not a blob), whatever
+    /// the areas, languages, encodings and empty fields; `dump` itself
+    /// checks that the description rebuilds the bytes.
+    #[test]
+    fn dumps_of_built_images_are_fru_descriptions(
+        areas in proptest::collection::vec(any::<bool>(), 3),
+        language in prop_oneof![Just(0u8), Just(25u8), 1u8..=136],
+        fixed in proptest::collection::vec(proptest::option::of("[ -~]{2,20}"), 7),
+        custom in proptest::collection::vec(
+            prop_oneof![
+                "[ -~é]{0,12}".prop_map(|t| format!("{t:?}")),
+                "[A-Z0-9 ]{0,16}".prop_map(|t| format!("{{ six-bit = {t:?} }}")),
+                "[0-9 .-]{0,16}".prop_map(|t| format!("{{ bcd-plus = {t:?} }}")),
+                proptest::collection::vec(any::<u8>(), 0..20)
+                    .prop_map(|b| format!("{{ binary = {:?} }}", nvmem_image::hex::encode(&b))),
+            ],
+            0..4,
+        ),
+        minutes in 0u32..0xff_ffff,
+        size in prop_oneof![Just(None), Just(Some(0x800usize))],
+    ) {
+        let mut text = String::from("format = \"ipmi-fru\"\n");
+        if let Some(n) = size {
+            text += &format!("size = {n}\n");
+        }
+        let fields = |keys: &[&str], text: &mut String| {
+            for (k, v) in keys.iter().zip(&fixed) {
+                if let Some(v) = v {
+                    *text += &format!("{k} = {v:?}\n");
+                }
+            }
+            *text += &format!("custom = [{}]\n", custom.join(", "));
+        };
+        if areas[0] {
+            text += "[chassis]\ntype = 23\n";
+            fields(&["part-number", "serial-number"], &mut text);
+        }
+        if areas[1] {
+            text += &format!("[board]\nlanguage = {language}\nmfg-date = {minutes}\n");
+            let keys = ["manufacturer", "product-name", "serial-number", "part-number", "fru-file-id"];
+            fields(&keys, &mut text);
+        }
+        if areas[2] {
+            text += &format!("[product]\nlanguage = {language}\n");
+            let keys = [
+                "manufacturer", "name", "part-number", "version", "serial-number", "asset-tag",
+                "fru-file-id",
+            ];
+            fields(&keys, &mut text);
+        }
+        prop_assume!(areas.iter().any(|&a| a));
+        let Ok(d) = Description::from_text(Path::new("<p>"), &text) else {
+            // a field of over 63 bytes, a 1-byte 8-bit text (it would read
+            // as the end marker), an area over 2040 bytes: not an image
+            return Ok(());
+        };
+        let img = d.build().unwrap();
+        let out = nvmem_image::dump::dump(&img).unwrap();
+        prop_assert_eq!(out.format, "ipmi-fru", "{}\nfrom\n{}\n{:?}", out.toml, text, out.fallback);
+    }
 }
