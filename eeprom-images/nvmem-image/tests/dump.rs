@@ -56,21 +56,17 @@ fn every_committed_image_round_trips() {
     }
 }
 
-#[test]
-fn onie_dump_reads_as_a_description() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../onie-switch.toml");
+/// The dump of a committed description's image: in its format, with each
+/// of `lines` as a line.
+fn assert_dump_has_lines(description: &str, lines: &[&str]) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(description);
     let out = dump(&Description::load(&p).unwrap().build().unwrap()).unwrap();
-    assert!(out.fallback.is_none());
-    for line in [
-        "product-name = \"NVL-48X\"",
-        "mac-address = \"02:11:22:33:44:50\"",
-        "manufacture-date = \"11/30/2026 14:05:00\"",
-        "num-macs = 64",
-        "vendor-extension = \"00 00 a6 7c 01 02 03\"",
-        "size = 0x1000",
-    ] {
+    assert!(out.fallback.is_none(), "{description}: {:?}", out.fallback);
+    for line in lines {
         assert!(
-            out.toml.lines().any(|l| l == line),
+            out.toml.lines().any(|l| l == *line),
             "{line} in\n{}",
             out.toml
         );
@@ -78,25 +74,34 @@ fn onie_dump_reads_as_a_description() {
 }
 
 #[test]
+fn onie_dump_reads_as_a_description() {
+    assert_dump_has_lines(
+        "onie-switch.toml",
+        &[
+            "product-name = \"NVL-48X\"",
+            "mac-address = \"02:11:22:33:44:50\"",
+            "manufacture-date = \"11/30/2026 14:05:00\"",
+            "num-macs = 64",
+            "vendor-extension = \"00 00 a6 7c 01 02 03\"",
+            "size = 0x1000",
+        ],
+    );
+}
+
+#[test]
 fn fru_dump_reads_as_a_description() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ipmi-fru-server.toml");
-    let out = dump(&Description::load(&p).unwrap().build().unwrap()).unwrap();
-    assert!(out.fallback.is_none());
-    for line in [
-        "type = 0x17",
-        "mfg-date = \"2024-03-01 12:34\"",
-        "serial-number = { six-bit = \"BD26000042AB\" }",
-        "version = { bcd-plus = \"1.20-3\" }",
-        "custom = [\"rev A\", { binary = \"de ad be ef\" }]",
-        "custom = [\"ECO 1234\", \"\"]",
-        "size = 0x800",
-    ] {
-        assert!(
-            out.toml.lines().any(|l| l == line),
-            "{line} in\n{}",
-            out.toml
-        );
-    }
+    assert_dump_has_lines(
+        "ipmi-fru-server.toml",
+        &[
+            "type = 0x17",
+            "mfg-date = \"2024-03-01 12:34\"",
+            "serial-number = { six-bit = \"BD26000042AB\" }",
+            "version = { bcd-plus = \"1.20-3\" }",
+            "custom = [\"rev A\", { binary = \"de ad be ef\" }]",
+            "custom = [\"ECO 1234\", \"\"]",
+            "size = 0x800",
+        ],
+    );
 }
 
 #[test]
