@@ -2,7 +2,11 @@
 # build-images.sh: every description in eeprom-images/*.toml,
 # eeprom-images/hostile/*.toml and eeprom-images/hostile-fru/*.toml ->
 # build/images/<name>.bin with the nvmem-image tool (U-Boot environments
-# through mkenvimage).
+# through mkenvimage). IPMI FRU images from another project's generator:
+# eeprom-images/frutool/<name>.toml (frutool's own format; frutool from the
+# venv) -> build/images/frutool-<name>.bin, and nvmem-image's description
+# of those bytes (dump) -> build/images/frutool-<name>.toml, attached and
+# tested like ours.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need mkenvimage u-boot-tools
@@ -22,6 +26,22 @@ for d in "${descs[@]}"; do
 		continue
 	fi
 	"$tool" build "$d" -o "$out"
+	n=$((n + 1))
+done
+for f in "$TOP"/eeprom-images/frutool/*.toml; do
+	name=frutool-$(basename "$f" .toml)
+	bin=$BUILD/images/$name.bin
+	[ -e "$bin" ] && [ "$bin" -nt "$f" ] && [ "$bin" -nt "$tool" ] && continue
+	"$VENV/bin/frutool" generate --force "$f" "$bin" >"$BUILD/images/$name.log" 2>&1 ||
+		failed_with_log images "$BUILD/images/$name.log" frutool generate "$f"
+	# the dump, with what a test description says besides: the layout
+	# whose cells it expects
+	{
+		echo "# nvmem-image dump of frutool's image of eeprom-images/frutool/${name#frutool-}.toml"
+		echo 'expect = "cells"'
+		"$tool" dump "$bin" 2>>"$BUILD/images/$name.log"
+		printf '\n[layout]\ncompatible = "nvmem-lab,ipmi-fru"\n'
+	} >"$BUILD/images/$name.toml"
 	n=$((n + 1))
 done
 stage images "$n image(s) rebuilt in $BUILD/images"

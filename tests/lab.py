@@ -772,10 +772,14 @@ def rmem_regions(board, kernel, variant=None):
 
 
 def fru_descriptions():
-    """the IPMI FRU layout's images: the good ones of eeprom-images/ and the
-    malformed ones of eeprom-images/hostile-fru/"""
+    """the IPMI FRU layout's images: the good ones of eeprom-images/, the
+    malformed ones of eeprom-images/hostile-fru/ and nvmem-image's
+    descriptions of the images frutool made from eeprom-images/frutool/
+    (build/images/frutool-*.toml, written by scripts/build-images.sh)"""
     return tuple(sorted((TOP / "eeprom-images").glob("ipmi-fru-*.toml"))
-                 + sorted((TOP / "eeprom-images" / "hostile-fru").glob("*.toml")))
+                 + sorted((TOP / "eeprom-images" / "hostile-fru").glob("*.toml"))
+                 + sorted(BUILD / "images" / f"frutool-{f.name}"
+                          for f in (TOP / "eeprom-images" / "frutool").glob("*.toml")))
 
 
 def rmem_boot_dir(board, kernel, descs, workdir):

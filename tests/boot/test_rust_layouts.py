@@ -123,8 +123,9 @@ def test_rust_layout_matches_c(rust_shell, layout_pairs, pytestconfig, kernel_un
     lab.assert_no_splat(sh, "Rust/C layout swap")
 
 
-# The IPMI FRU layout's images: the good ones of eeprom-images/ and the
-# malformed ones of eeprom-images/hostile-fru/. 6.1 keeps at most 64
+# The IPMI FRU layout's images: the good ones of eeprom-images/, the
+# malformed ones of eeprom-images/hostile-fru/ and frutool's (another
+# project's generator, from eeprom-images/frutool/). 6.1 keeps at most 64
 # reserved-memory regions, which the session's boot fills on riscv64-virt
 # (its own EEPROMs and eeprom-images/hostile/), so they are attached in a
 # boot of their own: the board's device tree without the hostile images,
@@ -168,8 +169,8 @@ def oracle(image):
 
 
 def test_ipmi_fru_cells(fru_boot):
-    """the FRU layout, loaded on demand, gives every good image exactly the
-    cells nvmem-image predicts, rejects every malformed one with an
+    """the FRU layout, loaded on demand, gives every good image (frutool's
+    among them) exactly the cells nvmem-image predicts, rejects every malformed one with an
     "ipmi-fru:" line naming the device (no cells, raw device readable),
     and its cells go with the module and come back with it"""
     sh, images = fru_boot
@@ -188,6 +189,9 @@ def test_ipmi_fru_cells(fru_boot):
             assert have == want, f"{image} ({dev}): kernel {have}, nvmem-image {want}"
             good += 1
             continue
+        # frutool's images (another project's generator) must be read
+        assert not image.startswith("frutool-"), \
+            f"{image}: frutool's image rejected by nvmem-image: {predicted}"
         assert got[dev] == {}, f"{image} ({dev}): cells from an image nvmem-image rejects ({predicted})"
         lines = [line for line in log if f" {dev}: ipmi-fru: " in line]
         assert lines, f"{image} ({dev}): no 'ipmi-fru:' line for a malformed image (oracle: {predicted})"
@@ -198,6 +202,8 @@ def test_ipmi_fru_cells(fru_boot):
               f"nvmem-image: {predicted.splitlines()[-1]}")
         rejected += 1
     assert good >= 2 and rejected >= 10, f"{good} good and {rejected} malformed FRU images"
+    made_by_frutool = [i for i in devs if i.startswith("frutool-")]
+    assert len(made_by_frutool) >= 2, f"frutool's images not attached: {sorted(devs)}"
     sh.run_check(f"rmmod {FRU_MODULE}")
     gone = lab.nvmem_cells(sh, *devs.values())
     assert not any(gone.values()), f"cells left after rmmod {FRU_MODULE}: {gone}"

@@ -248,6 +248,127 @@ fn fru_parser_reads_every_field_as_we_do() {
     }
 }
 
+/// frutool (PyPI `fru`, another project's FRU generator) of the
+/// project's venv, or `NVLAB_FRUTOOL`: the image it makes of `input`.
+fn frutool_generate(input: &Path) -> Vec<u8> {
+    let exe = std::env::var_os("NVLAB_FRUTOOL").map_or_else(
+        || images_dir().join("../build/venv/bin/frutool"),
+        PathBuf::from,
+    );
+    let stem = input.file_stem().unwrap().to_string_lossy();
+    let out = Tmp(std::env::temp_dir().join(format!(
+        "nvmem-image-frutool-{}-{stem}.bin",
+        std::process::id()
+    )));
+    let run = Command::new(&exe)
+        .arg("generate")
+        .arg("--force")
+        .arg(input)
+        .arg(&out.0)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (make setup installs frutool)", exe.display()));
+    assert!(
+        run.status.success(),
+        "frutool generate {}: {}",
+        input.display(),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read(&out.0).unwrap()
+}
+
+/// Images nobody here wrote: frutool's, from eeprom-images/frutool/. The
+/// shared parser accepts them, every non-empty value of frutool's input is
+/// the cell of that field (empty ones have none), and `dump` describes
+/// them as ipmi-fru.
+#[test]
+fn frutool_images_read_as_their_input() {
+    let dir = images_dir().join("frutool");
+    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    inputs.sort();
+    assert!(inputs.len() >= 2, "frutool inputs in {}", dir.display());
+    for input in inputs {
+        let what = input.display().to_string();
+        let t: toml::Table = std::fs::read_to_string(&input).unwrap().parse().unwrap();
+        let img = frutool_generate(&input);
+        let image = ipmi_fru::decode(&img).unwrap();
+        assert!(image.problem.is_none(), "{what}: {:?}", image.problem);
+        let ours: std::collections::BTreeMap<_, _> = image
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), f.text.clone().unwrap_or_default()))
+            .collect();
+        let mut want = std::collections::BTreeMap::new();
+        for (area, keys) in [
+            (
+                "chassis",
+                &[
+                    ("part_number", "part-number"),
+                    ("serial_number", "serial-number"),
+                ][..],
+            ),
+            (
+                "board",
+                &[
+                    ("manufacturer", "manufacturer"),
+                    ("product_name", "product-name"),
+                    ("serial_number", "serial-number"),
+                    ("part_number", "part-number"),
+                    ("fru_file_id", "fru-file-id"),
+                ][..],
+            ),
+            (
+                "product",
+                &[
+                    ("manufacturer", "manufacturer"),
+                    ("product_name", "name"),
+                    ("part_number", "part-number"),
+                    ("product_version", "version"),
+                    ("serial_number", "serial-number"),
+                    ("asset_tag", "asset-tag"),
+                    ("fru_file_id", "fru-file-id"),
+                ][..],
+            ),
+        ] {
+            if !t["common"][&format!("include_{area}")].as_bool().unwrap() {
+                continue;
+            }
+            let a = t[area].as_table().unwrap();
+            let values = keys
+                .iter()
+                .map(|(theirs, ours)| (ours.to_string(), a[*theirs].as_str().unwrap().to_string()))
+                .chain(
+                    a["custom_fields"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (format!("custom-{i}"), v.as_str().unwrap().to_string())),
+                );
+            for (field, value) in values.filter(|(_, v)| !v.is_empty()) {
+                want.insert(format!("{area}-{field}"), value);
+            }
+            match area {
+                "chassis" => {
+                    let ty = a["type"].as_integer().unwrap();
+                    want.insert("chassis-type".into(), ty.to_string());
+                }
+                "board" => {
+                    let date = a["mfg_date_time"].as_str().unwrap();
+                    want.insert("board-mfg-date".into(), format!("{date} UTC"));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(ours, want, "{what}");
+        let out = nvmem_image::dump::dump(&img).unwrap();
+        assert_eq!(out.format, "ipmi-fru", "{what}: {:?}", out.fallback);
+    }
+}
+
 #[test]
 fn freeipmi_reports_the_checksum_and_version_errors() {
     for (name, want) in [
