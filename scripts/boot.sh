@@ -35,7 +35,10 @@ if [ "$payloads" = nvmem-list ]; then
 		die "decoding the nvmem listing failed (log: $log)"
 	echo "(every cell: make cells BOARD=$BOARD KERNEL=$KERNEL [JSON=1]; raw listing: $log)"
 else
-	sed -n '/^=== NVLAB-BEGIN/,/^=== NVLAB-END/p' "$log" | tr -d '\r'
+	# what the payloads printed, kernel messages taken out (tests/lab.py)
+	PYTHONPATH=$TOP/tests "$VENV/bin/python" -c '
+import sys, lab
+with open(sys.argv[1], errors="replace") as f: sys.stdout.write(lab.payload_output(f.read()))' "$log"
 fi
 stage "run $BOARD $KERNEL" "done in $(elapsed "$t0")"
 # the boot tests' reader of tests/splat-patterns.txt (tests/lab.py)

@@ -22,7 +22,7 @@ import lab  # noqa: E402
 
 def listing_of(log):
     """the lines between the nvmem-list payload's markers"""
-    text = Path(log).read_text(errors="replace").replace("\r", "")
+    text = lab.payload_output(Path(log).read_text(errors="replace"))
     m = re.search(r"^=== NVLAB-BEGIN nvmem-list ===\n(.*?)^=== NVLAB-END nvmem-list", text,
                   re.S | re.M)
     if not m:

@@ -771,6 +771,22 @@ def rmem_regions(board, kernel, variant=None):
                 for r in qemu_helper.rmem_regions(dtbo)]
 
 
+# A kernel message on the console ("[  185.798297] random: crng init done").
+# The console is shared, so one can land inside a line a payload prints.
+_KMSG_ON_CONSOLE = re.compile(r"\[ *\d+\.\d{6}\] [^\n]*\n")
+
+
+def payload_output(text):
+    """What the guest's payloads (guest/init's nvlab.run) printed in a
+    console log: each block from its '=== NVLAB-BEGIN' line to its
+    '=== NVLAB-END' line, carriage returns dropped and kernel messages
+    taken out, also from inside a payload's line (which they split)"""
+    text = _KMSG_ON_CONSOLE.sub("", text.replace("\r", ""))
+    # a block the payload did not finish runs to the end of the log
+    return "".join(re.findall(r"^=== NVLAB-BEGIN .*?(?:^=== NVLAB-END [^\n]*\n?|\Z)", text,
+                              re.S | re.M))
+
+
 def fru_descriptions():
     """the IPMI FRU layout's images: the good ones of eeprom-images/, the
     malformed ones of eeprom-images/hostile-fru/ and nvmem-image's

@@ -303,3 +303,36 @@ def test_bench_variant_sweep_attached():
             assert a1 <= b0, f"{la} and {lb} overlap"
         for label in labels:
             assert lab.description_path(label).is_file(), label
+
+
+# a make run on a fresh machine: the kernel's crng message landed inside a
+# line of the nvmem listing, and decoding the listing failed
+CONSOLE_WITH_KMSG = (
+    "[    0.000000] Linux version 6.1.192\r\n"
+    "=== NVLAB-BEGIN nvmem-list ===\r\n"
+    "cell\trmem50\tv1241@966b,0\t24\t313234312d64676a6d707376796265686b6e7174777a6366\t-\r\n"
+    "cell\trmem50\tv1242@968a,0\t24\t313234322d6b6e7174777a6366696c6f7275786164676a6d"
+    "[  185.798297] random: crng init done\r\n"
+    "\t-\r\n"
+    "[  186.000001] another message\r\n"
+    "cell\trmem50\tv1243@96a9,0\t24\t313234332d7275786164676a6d707376796265686b6e7174\t-\r\n"
+    "=== NVLAB-END nvmem-list rc=0 ===\r\n"
+    "[  190.000000] reboot: Restarting system\r\n"
+    "=== NVLAB-BEGIN unfinished ===\r\n"
+    "partial line\r\n"
+)
+
+
+def test_payload_output_takes_kernel_messages_out_of_payload_lines():
+    out = lab.payload_output(CONSOLE_WITH_KMSG)
+    lines = out.split("\n")
+    assert lines[:5] == [
+        "=== NVLAB-BEGIN nvmem-list ===",
+        "cell\trmem50\tv1241@966b,0\t24\t313234312d64676a6d707376796265686b6e7174777a6366\t-",
+        "cell\trmem50\tv1242@968a,0\t24\t313234322d6b6e7174777a6366696c6f7275786164676a6d\t-",
+        "cell\trmem50\tv1243@96a9,0\t24\t313234332d7275786164676a6d707376796265686b6e7174\t-",
+        "=== NVLAB-END nvmem-list rc=0 ===",
+    ]
+    # no kernel message, no carriage return; an unfinished block kept
+    assert "crng" not in out and "reboot" not in out and "\r" not in out
+    assert out.endswith("=== NVLAB-BEGIN unfinished ===\npartial line\n")
