@@ -143,27 +143,39 @@ fn freeipmi_reads_every_field_as_we_do() {
     }
 }
 
-/// The `fru-parser` of the project's venv (tests/requirements.txt, `make
-/// setup`), or `NVLAB_FRU_PARSER`.
-fn fru_parser_json(tag: &str, img: &[u8]) -> serde_json::Value {
-    let exe = std::env::var_os("NVLAB_FRU_PARSER").map_or_else(
-        || images_dir().join("../build/venv/bin/fru-parser"),
+/// Runs `tool` of the project's venv (tests/requirements.txt, installed
+/// by `make setup`), or the program the environment variable `var` names,
+/// with `args`; panics unless it succeeds.
+fn venv_tool(tool: &str, var: &str, args: &[&std::ffi::OsStr]) {
+    let exe = std::env::var_os(var).map_or_else(
+        || images_dir().join("../build/venv/bin").join(tool),
         PathBuf::from,
     );
-    let f = tmp_file(tag, img);
-    let json = Tmp(f.0.with_extension("json"));
     let out = Command::new(&exe)
-        .arg("--quiet")
-        .arg("--fru-bin")
-        .arg(&f.0)
-        .arg("--output")
-        .arg(&json.0)
+        .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("{}: {e} (make setup installs fru-parser)", exe.display()));
+        .unwrap_or_else(|e| panic!("{}: {e} (make setup installs {tool})", exe.display()));
     assert!(
         out.status.success(),
-        "fru-parser: {}",
+        "{tool} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// fru-parser's JSON of `img` (`NVLAB_FRU_PARSER` overrides the venv's).
+fn fru_parser_json(tag: &str, img: &[u8]) -> serde_json::Value {
+    let f = tmp_file(tag, img);
+    let json = Tmp(f.0.with_extension("json"));
+    venv_tool(
+        "fru-parser",
+        "NVLAB_FRU_PARSER",
+        &[
+            "--quiet".as_ref(),
+            "--fru-bin".as_ref(),
+            f.0.as_os_str(),
+            "--output".as_ref(),
+            json.0.as_os_str(),
+        ],
     );
     serde_json::from_slice(&std::fs::read(&json.0).unwrap()).unwrap()
 }
@@ -248,30 +260,23 @@ fn fru_parser_reads_every_field_as_we_do() {
     }
 }
 
-/// frutool (PyPI `fru`, another project's FRU generator) of the
-/// project's venv, or `NVLAB_FRUTOOL`: the image it makes of `input`.
+/// The image frutool (PyPI `fru`, another project's FRU generator;
+/// `NVLAB_FRUTOOL` overrides the venv's) makes of `input`.
 fn frutool_generate(input: &Path) -> Vec<u8> {
-    let exe = std::env::var_os("NVLAB_FRUTOOL").map_or_else(
-        || images_dir().join("../build/venv/bin/frutool"),
-        PathBuf::from,
-    );
     let stem = input.file_stem().unwrap().to_string_lossy();
     let out = Tmp(std::env::temp_dir().join(format!(
         "nvmem-image-frutool-{}-{stem}.bin",
         std::process::id()
     )));
-    let run = Command::new(&exe)
-        .arg("generate")
-        .arg("--force")
-        .arg(input)
-        .arg(&out.0)
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e} (make setup installs frutool)", exe.display()));
-    assert!(
-        run.status.success(),
-        "frutool generate {}: {}",
-        input.display(),
-        String::from_utf8_lossy(&run.stderr)
+    venv_tool(
+        "frutool",
+        "NVLAB_FRUTOOL",
+        &[
+            "generate".as_ref(),
+            "--force".as_ref(),
+            input.as_os_str(),
+            out.0.as_os_str(),
+        ],
     );
     std::fs::read(&out.0).unwrap()
 }
