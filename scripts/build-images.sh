@@ -30,18 +30,21 @@ for d in "${descs[@]}"; do
 done
 for f in "$TOP"/eeprom-images/frutool/*.toml; do
 	name=frutool-$(basename "$f" .toml)
-	bin=$BUILD/images/$name.bin
-	[ -e "$bin" ] && [ "$bin" -nt "$f" ] && [ "$bin" -nt "$tool" ] && continue
-	"$VENV/bin/frutool" generate --force "$f" "$bin" >"$BUILD/images/$name.log" 2>&1 ||
-		failed_with_log images "$BUILD/images/$name.log" frutool generate "$f"
+	bin=$BUILD/images/$name.bin desc=$BUILD/images/$name.toml log=$BUILD/images/$name.log
+	# the description is written last: it stands for both files
+	[ -e "$desc" ] && [ "$desc" -nt "$f" ] && [ "$desc" -nt "$tool" ] && continue
+	rm -f "$desc"
+	"$VENV/bin/frutool" generate --force "$f" "$bin" >"$log" 2>&1 ||
+		failed_with_log images "$log" frutool generate "$f"
 	# the dump, with what a test description says besides: the layout
 	# whose cells it expects
 	{
 		echo "# nvmem-image dump of frutool's image of eeprom-images/frutool/${name#frutool-}.toml"
 		echo 'expect = "cells"'
-		"$tool" dump "$bin" 2>>"$BUILD/images/$name.log"
+		"$tool" dump "$bin" 2>>"$log" || failed_with_log images "$log" nvmem-image dump "$bin"
 		printf '\n[layout]\ncompatible = "nvmem-lab,ipmi-fru"\n'
-	} >"$BUILD/images/$name.toml"
+	} >"$desc.tmp"
+	mv "$desc.tmp" "$desc"
 	n=$((n + 1))
 done
 stage images "$n image(s) rebuilt in $BUILD/images"

@@ -5,8 +5,8 @@ Reads what `make test` and the benchmarks leave in BUILD (default build/):
 per board and kernel the JUnit results, boot-to-shell time, kernel version
 and the KUnit totals of the first boot (test-logs/), the riscv_hwprobe
 benchmark of the test sessions, build/report-data/ (stage times of every
-`make test`, the Rust lock, layout and Rust layout benchmarks). Writes OUT (default
-BUILD/report): index.html, index.md and one SVG per plot. What was not run
+`make test`, the Rust lock, layout and Rust layout benchmarks). Writes OUT
+(default BUILD/report): index.html, index.md and one SVG per plot. What was not run
 yet is said on the page, with the command that produces it. --check opens
 the page in headless Chromium (every image loads, no console error) and
 saves OUT/screenshot.png.

@@ -170,9 +170,10 @@ def oracle(image):
 
 def test_ipmi_fru_cells(fru_boot):
     """the FRU layout, loaded on demand, gives every good image (frutool's
-    among them) exactly the cells nvmem-image predicts, rejects every malformed one with an
-    "ipmi-fru:" line naming the device (no cells, raw device readable),
-    and its cells go with the module and come back with it"""
+    among them) exactly the cells nvmem-image predicts, rejects every
+    malformed one with an "ipmi-fru:" line naming the device (no cells,
+    raw device readable), and its cells go with the module and come back
+    with it"""
     sh, images = fru_boot
     assert sh.run(f"grep -q '^{FRU_MODULE} ' /proc/modules")[2] == 0, \
         f"{FRU_MODULE} not loaded at boot: the modalias of its nvmem-layout nodes should load it"
